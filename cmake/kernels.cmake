@@ -1,0 +1,216 @@
+# Kernel instantiation from src/kernels.manifest.
+#
+# The manifest is the one list of compiled instantiations. Two kinds of lines:
+#   family <name> <header> <class template>      a kernel family and where its template lives
+#   kernel <family> <arch> <dtype> <head_dim> [variant]
+# Every `kernel` line that survives the FLASHCUTE_ARCHS / _DTYPES / _HEAD_DIMS filter becomes one
+# generated .cu in the build tree holding one explicit instantiation, and one FC_KERNEL(...) entry in
+# <out>/kernels/<family>.inc, which src/api/dispatch.cpp turns into the family's lookup table.
+# Nothing generated is committed.
+
+# Device-code targets of a path. The SM80 path (mma.sync) runs everywhere from sm_80 up, so it is
+# compiled as sm_80 SASS + compute_80 PTX when 80 is on, and as sm_90 SASS when 90a is on. The SM90
+# path (wgmma, setmaxnreg) needs the architecture-specific sm_90a target.
+function(flashcute_gencode_flags path out_var)
+  set(flags)
+  set(have_ptx OFF)
+  foreach(arch IN LISTS FLASHCUTE_ARCHS)
+    if(arch STREQUAL "90a")
+      if(path STREQUAL "sm80")
+        list(APPEND flags "-gencode=arch=compute_90,code=sm_90")
+      elseif(path STREQUAL "sm90")
+        list(APPEND flags "-gencode=arch=compute_90a,code=sm_90a")
+      endif()
+    elseif(arch MATCHES "^[0-9]+$")
+      if(path STREQUAL "sm80")
+        if(NOT have_ptx)
+          list(APPEND flags "-gencode=arch=compute_${arch},code=[sm_${arch},compute_${arch}]")
+          set(have_ptx ON)
+        else()
+          list(APPEND flags "-gencode=arch=compute_${arch},code=sm_${arch}")
+        endif()
+      endif()
+    else()
+      message(FATAL_ERROR "FLASHCUTE_ARCHS: '${arch}' is not a known target (use 80, 86, 89 or 90a)")
+    endif()
+  endforeach()
+  set(${out_var} "${flags}" PARENT_SCOPE)
+endfunction()
+
+# Flags every CUDA source of the project gets, plus the SM80-path targets for non-kernel .cu files.
+function(flashcute_cuda_flags target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:${FLASHCUTE_CUDA_STD_FLAG}>
+    $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xptxas=--warn-on-spills>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcudafe=--diag_suppress=177>)
+  if(FLASHCUTE_LINEINFO)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+  endif()
+  if(FLASHCUTE_PTXAS_VERBOSE)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xptxas=-v>)
+  endif()
+  get_target_property(srcs ${target} SOURCES)
+  flashcute_gencode_flags(sm80 default_flags)
+  foreach(src IN LISTS srcs)
+    if(src MATCHES "\\.cu$")
+      get_source_file_property(has_flags ${src} FLASHCUTE_GENCODE)
+      if(NOT has_flags)
+        set_source_files_properties(${src} TARGET_DIRECTORY ${target} PROPERTIES COMPILE_OPTIONS "${default_flags}")
+      endif()
+    endif()
+  endforeach()
+endfunction()
+
+function(_fc_write_if_changed path content)
+  if(EXISTS "${path}")
+    file(READ "${path}" old)
+    if(old STREQUAL content)
+      return()
+    endif()
+  endif()
+  file(WRITE "${path}" "${content}")
+endfunction()
+
+function(flashcute_generate_kernels)
+  cmake_parse_arguments(ARG "" "MANIFEST;OUT_DIR;SOURCES_VAR" "" ${ARGN})
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${ARG_MANIFEST}")
+  file(STRINGS "${ARG_MANIFEST}" lines)
+  file(MAKE_DIRECTORY "${ARG_OUT_DIR}/kernels")
+
+  set(known_dtypes fp16 bf16)
+  foreach(dt IN LISTS FLASHCUTE_DTYPES)
+    if(NOT dt IN_LIST known_dtypes)
+      message(FATAL_ERROR "FLASHCUTE_DTYPES: '${dt}' is not one of: ${known_dtypes}")
+    endif()
+  endforeach()
+  set(have_sm80 OFF)
+  set(have_sm90 OFF)
+  foreach(arch IN LISTS FLASHCUTE_ARCHS)
+    if(arch STREQUAL "90a")
+      set(have_sm90 ON)
+    endif()
+    set(have_sm80 ON)  # every target runs the SM80 path
+  endforeach()
+
+  set(families)
+  set(sources)
+  set(lineno 0)
+  foreach(line IN LISTS lines)
+    math(EXPR lineno "${lineno} + 1")
+    string(REGEX REPLACE "#.*" "" line "${line}")
+    string(STRIP "${line}" line)
+    if(line STREQUAL "")
+      continue()
+    endif()
+    string(REGEX REPLACE "[ \t]+" ";" f "${line}")
+    list(GET f 0 kind)
+    if(kind STREQUAL "family")
+      list(LENGTH f n)
+      if(NOT n EQUAL 4)
+        message(FATAL_ERROR "kernels.manifest:${lineno}: expected 'family <name> <header> <template>'")
+      endif()
+      list(GET f 1 fam)
+      list(GET f 2 "fam_header_${fam}")
+      list(GET f 3 "fam_template_${fam}")
+      list(APPEND families ${fam})
+      set("fam_entries_${fam}" "")
+      continue()
+    endif()
+    if(NOT kind STREQUAL "kernel")
+      message(FATAL_ERROR "kernels.manifest:${lineno}: unknown line kind '${kind}'")
+    endif()
+    list(LENGTH f n)
+    if(n LESS 5 OR n GREATER 6)
+      message(FATAL_ERROR "kernels.manifest:${lineno}: expected 'kernel <family> <arch> <dtype> <head_dim> [variant]'")
+    endif()
+    list(GET f 1 fam)
+    list(GET f 2 arch)
+    list(GET f 3 dtype)
+    list(GET f 4 hdim)
+    set(variant kDefault)
+    if(n EQUAL 6)
+      list(GET f 5 variant)
+    endif()
+    if(NOT fam IN_LIST families)
+      message(FATAL_ERROR "kernels.manifest:${lineno}: family '${fam}' is not declared above")
+    endif()
+    if(NOT dtype IN_LIST known_dtypes)
+      message(FATAL_ERROR "kernels.manifest:${lineno}: dtype '${dtype}' is not one of ${known_dtypes}")
+    endif()
+    # The build filters.
+    if(arch STREQUAL "sm80")
+      if(NOT have_sm80)
+        continue()
+      endif()
+    elseif(arch STREQUAL "sm90")
+      if(NOT have_sm90)
+        continue()
+      endif()
+    else()
+      message(FATAL_ERROR "kernels.manifest:${lineno}: arch '${arch}' is not sm80 or sm90")
+    endif()
+    if(NOT dtype IN_LIST FLASHCUTE_DTYPES)
+      continue()
+    endif()
+    if(NOT hdim STREQUAL "0" AND NOT hdim IN_LIST FLASHCUTE_HEAD_DIMS)
+      continue()
+    endif()
+
+    if(dtype STREQUAL "fp16")
+      set(cxx_dtype "::flashcute::DType::kFloat16")
+    else()
+      set(cxx_dtype "::flashcute::DType::kBFloat16")
+    endif()
+    if(arch STREQUAL "sm80")
+      set(cxx_arch "::flashcute::Arch::kSm80")
+    else()
+      set(cxx_arch "::flashcute::Arch::kSm90")
+    endif()
+    set(key "::flashcute::KernelKey{${cxx_arch}, ${cxx_dtype}, ${hdim}, ::flashcute::Variant::${variant}}")
+    set(name "${fam}_${arch}_${dtype}_d${hdim}_${variant}")
+    set(src "${ARG_OUT_DIR}/${name}.cu")
+    _fc_write_if_changed("${src}"
+"// Generated from src/kernels.manifest line ${lineno} by cmake/kernels.cmake. Do not edit.
+#include \"${fam_header_${fam}}\"
+template struct ${fam_template_${fam}}<${key}>;
+")
+    flashcute_gencode_flags(${arch} gencode)
+    set_source_files_properties("${src}" PROPERTIES COMPILE_OPTIONS "${gencode}" FLASHCUTE_GENCODE ON)
+    list(APPEND sources "${src}")
+    string(APPEND "fam_entries_${fam}" "FC_KERNEL(${arch}, ${dtype}, ${hdim}, ${variant})\n")
+  endforeach()
+
+  foreach(fam IN LISTS families)
+    _fc_write_if_changed("${ARG_OUT_DIR}/kernels/${fam}.inc"
+"// Generated from src/kernels.manifest by cmake/kernels.cmake. Do not edit.
+${fam_entries_${fam}}")
+  endforeach()
+
+  # Device-code targets of the SM80 path, for validation ("does this build run on this GPU?").
+  set(sass_targets)
+  set(ptx_targets)
+  foreach(arch IN LISTS FLASHCUTE_ARCHS)
+    if(arch STREQUAL "90a")
+      list(APPEND sass_targets 90)
+    else()
+      list(APPEND sass_targets ${arch})
+      if(NOT ptx_targets)
+        set(ptx_targets ${arch})
+      endif()
+    endif()
+  endforeach()
+  string(REPLACE ";" ", " sass_targets "${sass_targets}")
+  string(REPLACE ";" ", " ptx_targets "${ptx_targets}")
+
+  list(LENGTH sources n_sources)
+  message(STATUS "flashcute: ${n_sources} kernel instantiations (archs=${FLASHCUTE_ARCHS} dtypes=${FLASHCUTE_DTYPES} head_dims=${FLASHCUTE_HEAD_DIMS})")
+  _fc_write_if_changed("${ARG_OUT_DIR}/build_config.h"
+"// Generated by cmake/kernels.cmake. Do not edit.
+#pragma once
+#define FLASHCUTE_BUILD_CONFIG \"archs=${FLASHCUTE_ARCHS} dtypes=${FLASHCUTE_DTYPES} head_dims=${FLASHCUTE_HEAD_DIMS} kernels=${n_sources}\"
+#define FLASHCUTE_SASS_TARGETS {${sass_targets}}
+#define FLASHCUTE_PTX_TARGETS {${ptx_targets}}
+")
+  set(${ARG_SOURCES_VAR} "${sources}" PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,129 @@
+// Public entry points: validate, size the workspace, pick the kernel, launch.
+
+#include "flashcute/api.h"
+
+#include "api/device.h"
+#include "api/dispatch.h"
+#include "api/params.h"
+#include "api/validate.h"
+#include "build_config.h"
+
+namespace flashcute {
+namespace {
+
+#define FC_TRY(expr)                         \
+  do {                                       \
+    Status fc_status_ = (expr);              \
+    if (!fc_status_.ok()) return fc_status_; \
+  } while (0)
+
+// The forward needs no scratch memory.
+size_t fwd_bytes(const ProblemDesc&) { return 0; }
+
+// The backward's fp32 dQ accumulator (rows rounded up to a 128-row block, head dim to its bucket,
+// up to 256) and the per-row D = rowsum(dO * O), both fp32, each 256-byte aligned.
+size_t bwd_bytes(const ProblemDesc& p) {
+  auto align = [](size_t x) { return (x + 255) / 256 * 256; };
+  const int64_t rows = p.varlen ? p.total_q + 128 * p.batch : p.batch * ((p.seqlen_q + 127) / 128 * 128);
+  const int64_t d = (p.head_dim + 63) / 64 * 64;
+  const size_t dq_accum = align(static_cast<size_t>(rows) * p.heads_q * d * sizeof(float));
+  const size_t softmax_d = align(static_cast<size_t>(rows) * p.heads_q * sizeof(float));
+  return dq_accum + softmax_d;
+}
+
+Status select(const ProblemDesc& p, int device_index, const std::vector<KernelKey>& keys, const char* family,
+              KernelKey* key, DeviceInfo* dev) {
+  FC_TRY(device_info(device_index, dev));
+  return select_kernel(p, keys, family, current_build(), *dev, key);
+}
+
+template <class Args>
+Status check_fwd(const Args& args, ProblemDesc* p) {
+  FC_TRY(validate(args, p));
+  return check_workspace(args.workspace, fwd_bytes(*p), "fwd_workspace_size");
+}
+
+template <class Args>
+Status check_bwd(const Args& args, ProblemDesc* p) {
+  FC_TRY(validate(args, p));
+  return check_workspace(args.workspace, bwd_bytes(*p), "bwd_workspace_size");
+}
+
+template <class Args>
+Status run_fwd(const Args& args) {
+  ProblemDesc p;
+  FC_TRY(check_fwd(args, &p));
+  if (p.no_output()) return Status::Ok();  // nothing to write: no launch
+  DeviceGuard guard(args.q.device_index);
+  FC_TRY(guard.status());
+  KernelKey key;
+  DeviceInfo dev;
+  FC_TRY(select(p, args.q.device_index, current_build().fwd, "forward", &key, &dev));
+  return dispatch_fwd(key, make_fwd_params(args, p), args.stream, dev);
+}
+
+template <class Args>
+Status run_bwd(const Args& args) {
+  ProblemDesc p;
+  FC_TRY(check_bwd(args, &p));
+  if (p.no_output() && p.total_k == 0) return Status::Ok();
+  DeviceGuard guard(args.q.device_index);
+  FC_TRY(guard.status());
+  KernelKey key;
+  DeviceInfo dev;
+  return select(p, args.q.device_index, current_build().bwd, "backward", &key, &dev);
+}
+
+}  // namespace
+
+const char* version() { return FLASHCUTE_VERSION; }
+const char* build_config() { return FLASHCUTE_BUILD_CONFIG; }
+
+Status fwd_workspace_size(const FwdArgs& args, size_t* bytes) {
+  ProblemDesc p;
+  FC_TRY(validate(args, &p));
+  *bytes = fwd_bytes(p);
+  return Status::Ok();
+}
+Status fwd_workspace_size(const VarlenFwdArgs& args, size_t* bytes) {
+  ProblemDesc p;
+  FC_TRY(validate(args, &p));
+  *bytes = fwd_bytes(p);
+  return Status::Ok();
+}
+Status bwd_workspace_size(const BwdArgs& args, size_t* bytes) {
+  ProblemDesc p;
+  FC_TRY(validate(args, &p));
+  *bytes = bwd_bytes(p);
+  return Status::Ok();
+}
+Status bwd_workspace_size(const VarlenBwdArgs& args, size_t* bytes) {
+  ProblemDesc p;
+  FC_TRY(validate(args, &p));
+  *bytes = bwd_bytes(p);
+  return Status::Ok();
+}
+
+Status check(const FwdArgs& args) {
+  ProblemDesc p;
+  return check_fwd(args, &p);
+}
+Status check(const VarlenFwdArgs& args) {
+  ProblemDesc p;
+  return check_fwd(args, &p);
+}
+Status check(const BwdArgs& args) {
+  ProblemDesc p;
+  return check_bwd(args, &p);
+}
+Status check(const VarlenBwdArgs& args) {
+  ProblemDesc p;
+  return check_bwd(args, &p);
+}
+
+Status fwd(const FwdArgs& args) { return run_fwd(args); }
+Status fwd(const VarlenFwdArgs& args) { return run_fwd(args); }
+Status bwd(const BwdArgs& args) { return run_bwd(args); }
+Status bwd(const VarlenBwdArgs& args) { return run_bwd(args); }
+
+}  // namespace flashcute

@@ -1,0 +1,24 @@
+#pragma once
+// The one dispatch file's interface: runtime keys -> compiled instantiations (generated from
+// src/kernels.manifest). Every lookup that finds nothing is an error naming the key.
+
+#include "api/kernel_key.h"
+#include "api/problem.h"
+#include "flashcute/status.h"
+#include "common/fwd_params.h"
+#include "flashcute/args.h"
+#include "smoke/smoke_mma.h"
+
+namespace flashcute {
+
+// What this build contains: the compiled forward/backward keys and the device-code targets.
+const BuildInfo& current_build();
+
+// Launches the forward instantiation `key` (from select_kernel) on `stream`.
+Status dispatch_fwd(const KernelKey& key, const FwdParams& params, Stream stream, const DeviceInfo& device);
+
+namespace smoke {
+Status run_smoke_mma(DType dtype, const SmokeMmaArgs& args);
+}  // namespace smoke
+
+}  // namespace flashcute

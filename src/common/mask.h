@@ -1,0 +1,62 @@
+#pragma once
+// The mask predicate of the contract (DESIGN.md), shared verbatim by the kernels and by the fp64 CPU
+// reference so the two can never disagree on which key a query row sees.
+//
+// Causal masks and windows are aligned bottom-right: with off = seqlen_k - seqlen_q, query row i
+// sees key j iff  i + off - left <= j <= i + off + right  (and 0 <= j < seqlen_k), where a negative
+// left/right means "unbounded" and causal means right = 0.
+
+#include <cstdint>
+
+#include "common/host_device.h"
+
+namespace flashcute {
+
+struct Window {
+  int64_t left = -1;   // < 0: unbounded to the left
+  int64_t right = -1;  // < 0: unbounded to the right
+};
+
+// Folds `causal` into the window. Validation has already rejected causal with right > 0.
+FC_HOST_DEVICE Window make_window(bool causal, int64_t left, int64_t right) {
+  Window w;
+  w.left = left < 0 ? -1 : left;
+  w.right = causal ? 0 : (right < 0 ? -1 : right);
+  return w;
+}
+
+FC_HOST_DEVICE bool window_is_full(Window w) { return w.left < 0 && w.right < 0; }
+
+// Does query row i (0-based within its sequence) see key j?
+FC_HOST_DEVICE bool key_visible(int64_t i, int64_t j, int64_t seqlen_q, int64_t seqlen_k, Window w) {
+  if (j < 0 || j >= seqlen_k) return false;
+  const int64_t diag = i + seqlen_k - seqlen_q;  // the key on row i's (bottom-right) diagonal
+  if (w.left >= 0 && j < diag - w.left) return false;
+  if (w.right >= 0 && j > diag + w.right) return false;
+  return true;
+}
+
+// The keys visible from row i form one interval [*begin, *end) (empty when *begin >= *end).
+// For a block of rows [i0, i1) the union of their intervals is [begin(i0), end(i1 - 1)), because
+// both ends move right with i. Kernels use this to skip key blocks nobody in the block can see.
+FC_HOST_DEVICE void visible_key_range(int64_t i, int64_t seqlen_q, int64_t seqlen_k, Window w,
+                                      int64_t* begin, int64_t* end) {
+  const int64_t diag = i + seqlen_k - seqlen_q;
+  int64_t b = 0;
+  int64_t e = seqlen_k;
+  if (w.left >= 0 && diag - w.left > b) b = diag - w.left;
+  if (w.right >= 0 && diag + w.right + 1 < e) e = diag + w.right + 1;
+  if (e < b) e = b;
+  *begin = b;
+  *end = e;
+}
+
+// ALiBi: the bias added to the scaled (and soft-capped) score of (i, j).
+// T is float in the kernels and double in the reference.
+template <class T>
+FC_HOST_DEVICE T alibi_bias(T slope, int64_t i, int64_t j, int64_t seqlen_q, int64_t seqlen_k) {
+  const int64_t d = i + seqlen_k - seqlen_q - j;
+  return -slope * static_cast<T>(d < 0 ? -d : d);
+}
+
+}  // namespace flashcute

@@ -1,0 +1,30 @@
+#pragma once
+// Small device math used by the softmax of every path.
+
+#include <cuda_runtime.h>
+
+namespace flashcute {
+
+// 2^x on the special-function unit (one MUFU.EX2); -inf -> +0, relative error ~2^-22.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Reductions over the `Width` lanes that share a row of an MMA accumulator (a quad on SM80).
+template <int Width>
+__device__ __forceinline__ float quad_allreduce_max(float x) {
+#pragma unroll
+  for (int offset = Width / 2; offset > 0; offset /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, offset));
+  return x;
+}
+
+template <int Width>
+__device__ __forceinline__ float quad_allreduce_sum(float x) {
+#pragma unroll
+  for (int offset = Width / 2; offset > 0; offset /= 2) x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
+}
+
+}  // namespace flashcute

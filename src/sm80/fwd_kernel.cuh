@@ -1,0 +1,238 @@
+#pragma once
+// SM80 forward (FlashAttention-2 class): one CTA per (query block, head, batch). Q stays in smem;
+// K and V blocks stream through smem with cp.async, each load issued one stage ahead (V[n] flies
+// during S = Q K[n]^T, K[n-1] during the softmax and O += P V[n]); both products run on mma.sync
+// m16n8k16 with fp32 accumulation; P never leaves registers; O is staged through smem and written
+// with 128-bit stores; LSE is written per row.
+
+#include <cute/tensor.hpp>
+
+#include "common/fwd_params.h"
+#include "common/mask.h"
+#include "common/softmax.cuh"
+#include "sm80/fwd_traits.cuh"
+#include "sm80/utils.cuh"
+
+namespace flashcute::sm80 {
+
+// Score transform (softcap, ALiBi) and mask on one block's scores, seen as (rows, cols) with `coords`
+// the same view of the identity partition: (row, col) inside the (kBlockM, kBlockN) tile. Each row's
+// visible keys are one interval (mask.h's visible_key_range, the predicate the reference uses), so
+// the per-element work is two integer compares against per-row bounds relative to n0.
+template <bool kTransform, bool kMask, class Scores, class Coords>
+__device__ __forceinline__ void score_epilogue(Scores& scores, const Coords& coords, const FwdParams& p, int64_t m0,
+                                               int64_t n0, int64_t len_q, int64_t len_k, float slope) {
+  using namespace cute;
+  CUTE_UNROLL
+  for (int r = 0; r < size<0>(scores); ++r) {
+    const int64_t i = m0 + get<0>(coords(r, 0));
+    int lo = 0, hi = 0;
+    if constexpr (kMask) {
+      int64_t begin, end;
+      visible_key_range(i, len_q, len_k, p.window, &begin, &end);
+      // Clamp to [-1, kBlockN + 1] relative to n0: enough to decide every column of this block.
+      const int64_t kFar = 1 << 20;
+      begin -= n0;
+      end -= n0;
+      lo = static_cast<int>(begin < -1 ? -1 : (begin > kFar ? kFar : begin));
+      hi = static_cast<int>(end < -1 ? -1 : (end > kFar ? kFar : end));
+    }
+    // Column of row i's diagonal key, relative to n0 (ALiBi distance).
+    const int diag = static_cast<int>(i + len_k - len_q - n0);
+    CUTE_UNROLL
+    for (int c = 0; c < size<1>(scores); ++c) {
+      const int col = get<1>(coords(0, c));
+      if constexpr (kTransform) {
+        float s = scores(r, c);
+        s = p.softcap > 0.0f ? p.softcap * tanhf(s * (p.softmax_scale / p.softcap)) : s * p.softmax_scale;
+        if (p.alibi_slopes != nullptr) s -= slope * static_cast<float>(abs(diag - col));
+        scores(r, c) = s;
+      }
+      if constexpr (kMask) {
+        if (col < lo || col >= hi) scores(r, c) = -INFINITY;
+      }
+    }
+  }
+}
+
+template <class Tr>
+__global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_constant__ FwdParams p) {
+  using namespace cute;
+  using Element = typename Tr::Element;
+  constexpr int kBlockM = Tr::kBlockM;
+  constexpr int kBlockN = Tr::kBlockN;
+  constexpr int kHeadDim = Tr::kHeadDim;
+
+  const int m_block = blockIdx.x;
+  const int head = blockIdx.y;
+  const int batch = blockIdx.z;
+  const int tidx = threadIdx.x;
+
+  // --- this CTA's sequence, rows and key range ---------------------------------------------------
+  const bool varlen = p.cu_seqlens_q != nullptr;
+  const int64_t q_row0 = varlen ? p.cu_seqlens_q[batch] : 0;
+  const int64_t k_row0 = varlen ? p.cu_seqlens_k[batch] : 0;
+  const int64_t len_q = varlen ? p.cu_seqlens_q[batch + 1] - q_row0 : p.seqlen_q;
+  const int64_t len_k = varlen ? p.cu_seqlens_k[batch + 1] - k_row0 : p.seqlen_k;
+  const int64_t m0 = static_cast<int64_t>(m_block) * kBlockM;
+  if (m0 >= len_q) return;  // varlen: this sequence is shorter than max_seqlen_q
+  const int64_t m_last = (m0 + kBlockM < len_q ? m0 + kBlockM : len_q) - 1;
+  const int kv_head = head / p.head_ratio;
+
+  // Keys seen by some row of the block: [begin(first row), end(last row)); keys seen by every row:
+  // [begin(last row), end(first row)). Blocks inside the second interval need no mask.
+  int64_t first_begin, first_end, last_begin, last_end;
+  visible_key_range(m0, len_q, len_k, p.window, &first_begin, &first_end);
+  visible_key_range(m_last, len_q, len_k, p.window, &last_begin, &last_end);
+  const int n_block_min = static_cast<int>(first_begin / kBlockN);
+  const int n_block_max = last_end > first_begin ? static_cast<int>((last_end + kBlockN - 1) / kBlockN) : n_block_min;
+
+  const Element* q_ptr = static_cast<const Element*>(p.q) + (varlen ? q_row0 * p.q_row_stride : batch * p.q_batch_stride) +
+                         head * p.q_head_stride;
+  const Element* k_ptr = static_cast<const Element*>(p.k) + (varlen ? k_row0 * p.k_row_stride : batch * p.k_batch_stride) +
+                         kv_head * p.k_head_stride;
+  const Element* v_ptr = static_cast<const Element*>(p.v) + (varlen ? k_row0 * p.v_row_stride : batch * p.v_batch_stride) +
+                         kv_head * p.v_head_stride;
+  Element* o_ptr = static_cast<Element*>(p.out) + (varlen ? q_row0 * p.o_row_stride : batch * p.o_batch_stride) +
+                   head * p.o_head_stride;
+
+  // --- tensors ------------------------------------------------------------------------------------
+  Tensor mQ = make_tensor(make_gmem_ptr(q_ptr), make_shape(len_q, Int<kHeadDim>{}), make_stride(p.q_row_stride, _1{}));
+  Tensor mK = make_tensor(make_gmem_ptr(k_ptr), make_shape(len_k, Int<kHeadDim>{}), make_stride(p.k_row_stride, _1{}));
+  Tensor mV = make_tensor(make_gmem_ptr(v_ptr), make_shape(len_k, Int<kHeadDim>{}), make_stride(p.v_row_stride, _1{}));
+  Tensor mO = make_tensor(make_gmem_ptr(o_ptr), make_shape(len_q, Int<kHeadDim>{}), make_stride(p.o_row_stride, _1{}));
+  Tensor gQ = local_tile(mQ, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));  // (BM, D)
+  Tensor gK = local_tile(mK, Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(_, 0));        // (BN, D, n)
+  Tensor gV = local_tile(mV, Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(_, 0));        // (BN, D, n)
+  Tensor gO = local_tile(mO, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));  // (BM, D)
+
+  extern __shared__ __align__(128) char smem[];
+  Tensor sQ = make_tensor(make_smem_ptr(reinterpret_cast<Element*>(smem)), typename Tr::SmemLayoutQ{});  // (BM, D)
+  Tensor sK = make_tensor(sQ.data() + size(sQ), typename Tr::SmemLayoutKV{});                            // (BN, D)
+  Tensor sV = make_tensor(sK.data() + size(sK), typename Tr::SmemLayoutKV{});                            // (BN, D)
+  Tensor sVt = make_tensor(sV.data(), typename Tr::SmemLayoutVt{});                                      // (D, BN)
+  Tensor sVtNoSwizzle = make_tensor(sV.data().get(), typename Tr::SmemLayoutVtNoSwizzle{});              // (D, BN)
+
+  // gmem -> smem partitions and their coordinates (for the out-of-range predicates).
+  typename Tr::GmemCopyIn gmem_copy;
+  auto g2s = gmem_copy.get_thread_slice(tidx);
+  Tensor tQgQ = g2s.partition_S(gQ);  // (CPY, CPY_M, CPY_K)
+  Tensor tQsQ = g2s.partition_D(sQ);
+  Tensor tKgK = g2s.partition_S(gK);  // (CPY, CPY_N, CPY_K, n)
+  Tensor tKsK = g2s.partition_D(sK);
+  Tensor tVgV = g2s.partition_S(gV);
+  Tensor tVsV = g2s.partition_D(sV);
+  Tensor tQcQ = g2s.partition_S(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));   // (CPY, CPY_M, CPY_K) -> (row, col)
+  Tensor tKcK = g2s.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+
+  // MMA partitions.
+  typename Tr::TiledMma mma;
+  auto thr_mma = mma.get_thread_slice(tidx);
+  Tensor tSrQ = thr_mma.partition_fragment_A(sQ);            // (MMA, MMA_M, MMA_K)
+  Tensor tSrK = thr_mma.partition_fragment_B(sK);            // (MMA, MMA_N, MMA_K)
+  Tensor tOrVt = thr_mma.partition_fragment_B(sVtNoSwizzle);  // (MMA, MMA_K, MMA_N)
+  Tensor acc_o = partition_fragment_C(mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});  // (MMA, MMA_M, MMA_K)
+  Tensor tScS = thr_mma.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));  // (MMA, MMA_M, MMA_N)
+  Tensor tScS_rc = make_tensor(tScS.data(), rowcol_layout(tScS.layout()));  // (rows, cols) -> (row, col)
+
+  auto s2r_copy_q = make_tiled_copy_A(typename Tr::SmemCopyAtom{}, mma);
+  auto s2r_thr_q = s2r_copy_q.get_thread_slice(tidx);
+  Tensor tSsQ = s2r_thr_q.partition_S(sQ);
+  auto s2r_copy_k = make_tiled_copy_B(typename Tr::SmemCopyAtom{}, mma);
+  auto s2r_thr_k = s2r_copy_k.get_thread_slice(tidx);
+  Tensor tSsK = s2r_thr_k.partition_S(sK);
+  auto s2r_copy_v = make_tiled_copy_B(typename Tr::SmemCopyAtomVt{}, mma);
+  auto s2r_thr_v = s2r_copy_v.get_thread_slice(tidx);
+  Tensor tOsVt = s2r_thr_v.partition_S(sVt);
+
+  constexpr int kRows = decltype(size<0>(rowcol_layout(acc_o.layout())))::value;
+  OnlineSoftmax<kRows, 4> softmax;
+  clear(acc_o);
+  const float mult = p.score_log2_mult;
+  const float slope =
+      p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.0f;
+
+  // --- main loop: key blocks from last to first (boundary blocks of causal masks come first) -------
+  if (n_block_max > n_block_min) {
+    copy_zfill(gmem_copy, tQgQ, tQsQ, tQcQ, len_q - m0, p.head_dim);
+    int n_block = n_block_max - 1;
+    copy_zfill(gmem_copy, tKgK(_, _, _, n_block), tKsK, tKcK, len_k - int64_t(n_block) * kBlockN, p.head_dim);
+    cp_async_fence();
+
+    for (; n_block >= n_block_min; --n_block) {
+      const int64_t n0 = int64_t(n_block) * kBlockN;
+      Tensor acc_s = partition_fragment_C(mma, Shape<Int<kBlockM>, Int<kBlockN>>{});  // (MMA, MMA_M, MMA_N)
+      clear(acc_s);
+      cp_async_wait<0>();
+      // RAW: K[n] (and Q) landed for every warp. WAR: every warp finished reading V[n+1] in the
+      // previous step's P V before V[n] overwrites it.
+      __syncthreads();
+      copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n0, p.head_dim_v);
+      cp_async_fence();
+
+      gemm_ss(mma, acc_s, tSrQ, tSrK, tSsQ, tSsK, s2r_copy_q, s2r_copy_k, s2r_thr_q, s2r_thr_k);
+
+      Tensor scores = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));  // (rows, cols)
+      const bool need_mask = !(n0 >= last_begin && n0 + kBlockN <= first_end);
+      if (p.transform_scores) {
+        if (need_mask) score_epilogue<true, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+        else score_epilogue<true, false>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+      } else if (need_mask) {
+        score_epilogue<false, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+      }
+
+      cp_async_wait<0>();
+      // RAW: V[n] landed. WAR: every warp finished reading K[n] in Q K^T before K[n-1] overwrites it.
+      __syncthreads();
+      if (n_block > n_block_min) {
+        copy_zfill(gmem_copy, tKgK(_, _, _, n_block - 1), tKsK, tKcK, len_k - n0 + kBlockN, p.head_dim);
+        cp_async_fence();
+      }
+
+      Tensor acc_o_rc = make_tensor(acc_o.data(), rowcol_layout(acc_o.layout()));
+      softmax.update(scores, acc_o_rc, mult);
+
+      Tensor rP = convert_to<Element>(acc_s);
+      Tensor tOrP = make_tensor(rP.data(), acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_N / 2)
+      gemm_rs(mma, acc_o, tOrP, tOrVt, tOsVt, s2r_copy_v, s2r_thr_v);
+    }
+  }
+
+  // --- epilogue: normalize, LSE, O through smem, 128-bit stores ---------------------------------
+  float lse[kRows];
+  Tensor acc_o_rc = make_tensor(acc_o.data(), rowcol_layout(acc_o.layout()));
+  softmax.finalize(acc_o_rc, mult, lse);
+
+  if (p.lse != nullptr) {
+    float* lse_ptr = p.lse + (varlen ? head * p.lse_head_stride + q_row0
+                                     : batch * p.lse_batch_stride + head * p.lse_head_stride);
+    if (get<1>(tScS_rc(0, 0)) == 0) {  // one lane of each quad owns the row
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) {
+        const int64_t row = m0 + get<0>(tScS_rc(r, 0));
+        if (row < len_q) lse_ptr[row] = lse[r];
+      }
+    }
+  }
+
+  Tensor rO = convert_to<Element>(acc_o);
+  Tensor sO = make_tensor(sQ.data(), typename Tr::SmemLayoutO{});  // (BM, D), reuses Q's space
+  auto r2s_copy_o = make_tiled_copy_C(typename Tr::SmemCopyAtomO{}, mma);
+  auto r2s_thr_o = r2s_copy_o.get_thread_slice(tidx);
+  Tensor taccOrO = r2s_thr_o.retile_S(rO);
+  Tensor taccOsO = r2s_thr_o.partition_D(sO);
+  __syncthreads();  // WAR: every warp finished its last ldmatrix of Q before O overwrites it
+  copy(r2s_copy_o, taccOrO, taccOsO);
+
+  typename Tr::GmemCopyOut gmem_copy_o;
+  auto s2g = gmem_copy_o.get_thread_slice(tidx);
+  Tensor tOsO = s2g.partition_S(sO);  // (CPY, CPY_M, CPY_K)
+  Tensor tOgO = s2g.partition_D(gO);
+  Tensor tOcO = s2g.partition_D(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  Tensor tOrO = make_tensor<Element>(shape(tOgO));
+  __syncthreads();  // RAW: the whole O tile is in smem before threads read rows other warps wrote
+  copy(gmem_copy_o, tOsO, tOrO);
+  copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, len_q - m0, p.head_dim_v);
+}
+
+}  // namespace flashcute::sm80

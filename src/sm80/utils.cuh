@@ -1,0 +1,119 @@
+#pragma once
+// CuTe building blocks of the SM80 path: predicated tile copies, the two MMA loops (both operands
+// from smem; A from registers), layout views of mma.sync accumulators, register dtype conversion.
+
+#include <cute/tensor.hpp>
+#include <cutlass/array.h>
+#include <cutlass/numeric_conversion.h>
+
+namespace flashcute::sm80 {
+
+// Copies a thread's (CPY, CPY_M, CPY_K) partition of a tile; `coord` is the same partition of an
+// identity tensor. Rows >= max_rows and columns >= max_cols are zero-filled in the destination
+// instead of read (out-of-range rows of the last tile; columns beyond d of a padded bucket).
+template <class TiledCopy, class Src, class Dst, class Coord>
+__device__ __forceinline__ void copy_zfill(const TiledCopy& tiled_copy, const Src& src, Dst&& dst, const Coord& coord,
+                                           int64_t max_rows, int max_cols) {
+  using namespace cute;
+  CUTE_UNROLL
+  for (int m = 0; m < size<1>(src); ++m) {
+    if (get<0>(coord(0, m, 0)) < max_rows) {
+      CUTE_UNROLL
+      for (int k = 0; k < size<2>(src); ++k) {
+        if (get<1>(coord(0, m, k)) < max_cols) {
+          copy(tiled_copy, src(_, m, k), dst(_, m, k));
+        } else {
+          clear(dst(_, m, k));
+        }
+      }
+    } else {
+      clear(dst(_, m, _));
+    }
+  }
+}
+
+// Stores a thread's (CPY, CPY_M, CPY_K) register partition to gmem, skipping out-of-range rows/cols.
+template <class TiledCopy, class Src, class Dst, class Coord>
+__device__ __forceinline__ void copy_predicated(const TiledCopy& tiled_copy, const Src& src, Dst&& dst,
+                                                const Coord& coord, int64_t max_rows, int max_cols) {
+  using namespace cute;
+  CUTE_UNROLL
+  for (int m = 0; m < size<1>(src); ++m) {
+    if (get<0>(coord(0, m, 0)) < max_rows) {
+      CUTE_UNROLL
+      for (int k = 0; k < size<2>(src); ++k) {
+        if (get<1>(coord(0, m, k)) < max_cols) copy(tiled_copy, src(_, m, k), dst(_, m, k));
+      }
+    }
+  }
+}
+
+// acc += A B^T with both operands in smem. The ldmatrix of k-slice i+1 is issued before the MMAs of
+// slice i so shared-memory latency hides behind the tensor cores.
+template <class TiledMma, class Acc, class FragA, class FragB, class SmemA, class SmemB, class CopyA, class CopyB,
+          class ThrCopyA, class ThrCopyB>
+__device__ __forceinline__ void gemm_ss(const TiledMma& mma, Acc& acc, FragA& tCrA, FragB& tCrB, const SmemA& tCsA,
+                                        const SmemB& tCsB, const CopyA& copy_a, const CopyB& copy_b,
+                                        const ThrCopyA& thr_copy_a, const ThrCopyB& thr_copy_b) {
+  using namespace cute;
+  Tensor tCrA_view = thr_copy_a.retile_D(tCrA);  // (CPY, CPY_M, CPY_K)
+  Tensor tCrB_view = thr_copy_b.retile_D(tCrB);  // (CPY, CPY_N, CPY_K)
+  copy(copy_a, tCsA(_, _, _0{}), tCrA_view(_, _, _0{}));
+  copy(copy_b, tCsB(_, _, _0{}), tCrB_view(_, _, _0{}));
+  CUTE_UNROLL
+  for (int i = 0; i < size<2>(tCrA); ++i) {
+    if (i + 1 < size<2>(tCrA)) {
+      copy(copy_a, tCsA(_, _, i + 1), tCrA_view(_, _, i + 1));
+      copy(copy_b, tCsB(_, _, i + 1), tCrB_view(_, _, i + 1));
+    }
+    gemm(mma, tCrA(_, _, i), tCrB(_, _, i), acc);
+  }
+}
+
+// acc += A B^T with A already in registers (P) and B in smem (V^T).
+template <class TiledMma, class Acc, class FragA, class FragB, class SmemB, class CopyB, class ThrCopyB>
+__device__ __forceinline__ void gemm_rs(const TiledMma& mma, Acc& acc, const FragA& tCrA, FragB& tCrB,
+                                        const SmemB& tCsB, const CopyB& copy_b, const ThrCopyB& thr_copy_b) {
+  using namespace cute;
+  Tensor tCrB_view = thr_copy_b.retile_D(tCrB);
+  copy(copy_b, tCsB(_, _, _0{}), tCrB_view(_, _, _0{}));
+  CUTE_UNROLL
+  for (int i = 0; i < size<2>(tCrA); ++i) {
+    if (i + 1 < size<2>(tCrA)) copy(copy_b, tCsB(_, _, i + 1), tCrB_view(_, _, i + 1));
+    gemm(mma, tCrA(_, _, i), tCrB(_, _, i), acc);
+  }
+}
+
+// An m16n8 accumulator fragment ((2 cols, 2 rows), MMA_M, MMA_N) seen as (rows, cols) =
+// ((2, MMA_M), (2, MMA_N)), so softmax code can loop over a thread's rows.
+template <class Layout>
+__device__ __forceinline__ auto rowcol_layout(Layout acc) {
+  using namespace cute;
+  static_assert(rank(Layout{}) == 3 && size<0>(Layout{}) == 4, "expects an SM80 m16n8 accumulator layout");
+  return make_layout(make_layout(get<0, 1>(acc), get<1>(acc)), make_layout(get<0, 0>(acc), get<2>(acc)));
+}
+
+// The same registers re-read as the A operand of the next m16n8k16 MMA: two n8 accumulator tiles
+// side by side hold exactly one k16 slice of A, so ((2,2), M, N) becomes ((2,2,2), M, N/2).
+template <class Layout>
+__device__ __forceinline__ auto acc_as_a_layout(Layout acc) {
+  using namespace cute;
+  static_assert(size<2>(Layout{}) % 2 == 0, "needs an even number of n8 tiles");
+  auto split = logical_divide(acc, Shape<Underscore, Underscore, _2>{});  // (4, M, (2, N/2))
+  return make_layout(make_layout(get<0>(split), get<2, 0>(split)), get<1>(split), get<2, 1>(split));
+}
+
+// Converts a register tensor's values to `To` (packed conversions where the ISA has them).
+template <class To, class Engine, class Layout>
+__device__ __forceinline__ auto convert_to(const cute::Tensor<Engine, Layout>& src) {
+  using namespace cute;
+  using From = typename Engine::value_type;
+  constexpr int N = decltype(size(src))::value;
+  Tensor dst = make_tensor<To>(src.layout());
+  cutlass::NumericArrayConverter<To, From, N> converter;
+  *reinterpret_cast<cutlass::Array<To, N>*>(dst.data()) =
+      converter(*reinterpret_cast<const cutlass::Array<From, N>*>(src.data()));
+  return dst;
+}
+
+}  // namespace flashcute::sm80
