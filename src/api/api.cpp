@@ -54,6 +54,8 @@ Status run_fwd(const Args& args) {
   ProblemDesc p;
   FC_TRY(check_fwd(args, &p));
   if (p.no_output()) return Status::Ok();  // nothing to write: no launch
+  DeviceInfo dev_check;
+  FC_TRY(device_info(args.q.device_index, &dev_check));  // names a bad device index before cudaSetDevice
   DeviceGuard guard(args.q.device_index);
   FC_TRY(guard.status());
   KernelKey key;

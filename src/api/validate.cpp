@@ -225,13 +225,15 @@ Status check_common(const Args& a, int rank, const char* q_dims, const char* k_d
                     const char* o_dims, ProblemDesc* p) {
   FC_TRY(check_tensor("q", a.q, rank, q_dims));
   FC_TRY(check_input_dtype("q", a.q));
-  FC_TRY(check_alignment("q", a.q));
   FC_TRY(check_tensor("k", a.k, rank, k_dims));
-  FC_TRY(check_io("k", a.k, a.q));
+  FC_TRY(check_dtype_matches("k", a.k, a.q));
+  FC_TRY(check_same_device("k", a.k, a.q, "q"));
   FC_TRY(check_tensor("v", a.v, rank, v_dims));
-  FC_TRY(check_io("v", a.v, a.q));
+  FC_TRY(check_dtype_matches("v", a.v, a.q));
+  FC_TRY(check_same_device("v", a.v, a.q, "q"));
   FC_TRY(check_tensor("out", a.out, rank, o_dims));
-  FC_TRY(check_io("out", a.out, a.q));
+  FC_TRY(check_dtype_matches("out", a.out, a.q));
+  FC_TRY(check_same_device("out", a.out, a.q, "q"));
 
   const int h = rank - 2;  // index of the heads dim
   p->dtype = a.q.dtype;
@@ -249,7 +251,12 @@ Status check_common(const Args& a, int rank, const char* q_dims, const char* k_d
     return Status::Invalid(cat("v: heads_kv=", a.v.shape[h], " does not match k's heads_kv=", p->heads_kv));
   if (p->heads_q % p->heads_kv != 0)
     return Status::Invalid(cat("k: heads_kv=", p->heads_kv, " does not divide heads_q=", p->heads_q));
-  return Status::Ok();
+  // Alignment last: a bad head_dim (59) also breaks the row strides of a contiguous tensor, and the
+  // head_dim message is the one that names the cause.
+  FC_TRY(check_alignment("q", a.q));
+  FC_TRY(check_alignment("k", a.k));
+  FC_TRY(check_alignment("v", a.v));
+  return check_alignment("out", a.out);
 }
 
 Status validate_dense(const TensorDesc& q, const TensorDesc& k, const TensorDesc& v, ProblemDesc* p) {

@@ -20,15 +20,16 @@
 // A failure message starts with one line "REPRO: ..." that names every field of the case.
 //
 // Big problems: the oracle costs batch*heads*seqlen_q*seqlen_k*(d+dv) multiply-adds twice. Above
-// kFullReferenceWork the harness checks a sample of rows (every q-block boundary row of the first and
-// last (batch, head), plus random and last rows of a few others) exactly as the full reference would:
-// each sampled row becomes a one-row sequence of a varlen reference problem whose keys are exactly
-// the keys that row sees, with no mask. The softmax of a row depends only on its visible keys (in
-// order) and the scale/softcap, so golden and lp are the same computation as in the full problem.
-// ALiBi's bias depends on the distance to the diagonal, which a one-row problem puts at its last
-// key: that is only right when the row's last visible key is its diagonal (causal, or window_right
-// 0), and the harness refuses other ALiBi cases in sampled mode. Rows not sampled are still checked
-// cheaply: empty rows exactly 0 / -inf, all others finite and within max|v|.
+// kFullReferenceWork the harness checks a sample of rows (every q-block boundary row of the first
+// (batch, head), random boundary rows of the last, random and last rows of two others) exactly as the
+// full reference would: the sampled rows become the rows of a varlen reference problem with no mask
+// whose sequences hold exactly the keys those rows see (rows that see the same keys share a
+// sequence). The softmax of a row depends only on its visible keys (in order) and the scale/softcap,
+// so golden and lp are the same computation as in the full problem. ALiBi's bias depends on the
+// distance to the diagonal, which a one-row sequence puts at its last key: that is only right when
+// the row's last visible key is its diagonal (causal, or window_right 0), and the harness refuses
+// other ALiBi cases in sampled mode. Rows not sampled are still checked cheaply: empty rows exactly
+// 0 / -inf, all others finite and within max|v|.
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -49,6 +50,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -64,13 +66,13 @@ namespace flashcute::testing {
 // ------------------------------------------------------------------------------------------------
 // CUDA errors inside harness functions throw (GoogleTest reports an exception as a test failure);
 // tests use FC_CUDA_CHECK from gpu_env.h directly.
-#define FC_HARNESS_CUDA(expr)                                                                   \
-  do {                                                                                          \
-    const cudaError_t fc_e_ = (expr);                                                           \
-    if (fc_e_ != cudaSuccess) {                                                                 \
-      throw std::runtime_error(std::string(#expr) + ": " + cudaGetErrorName(fc_e_) + " (" +     \
-                               cudaGetErrorString(fc_e_) + ")");                                \
-    }                                                                                           \
+#define FC_HARNESS_CUDA(expr)                                                               \
+  do {                                                                                      \
+    const cudaError_t fc_e_ = (expr);                                                       \
+    if (fc_e_ != cudaSuccess) {                                                             \
+      throw std::runtime_error(std::string(#expr) + ": " + cudaGetErrorName(fc_e_) + " (" + \
+                               cudaGetErrorString(fc_e_) + ")");                            \
+    }                                                                                       \
   } while (0)
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -165,7 +167,9 @@ inline const char* to_string(Alibi a) {
   }
   return "?";
 }
-inline const char* dtype_str(DType t) { return t == DType::kFloat16 ? "fp16" : t == DType::kBFloat16 ? "bf16" : "other"; }
+inline const char* dtype_str(DType t) {
+  return t == DType::kFloat16 ? "fp16" : t == DType::kBFloat16 ? "bf16" : "other";
+}
 
 struct FwdCase {
   DType dtype = DType::kBFloat16;
@@ -243,12 +247,13 @@ struct FwdCase {
     } else {
       os << "default";
     }
-    os << " alibi=" << to_string(alibi) << " layout(q,k,v,out)=" << to_string(layout_q) << ","
-       << to_string(layout_k) << "," << to_string(layout_v) << "," << to_string(layout_out)
-       << " input_scale=x" << input_scale << " seed=" << seed
-       << " stream=" << (stream == StreamKind::kNonBlocking ? "non_blocking" : "legacy_default")
-       << " lse=" << (with_lse ? 1 : 0)
-       << " sampling=" << (sampling == Sampling::kAuto ? "auto" : sampling == Sampling::kFull ? "full" : "sampled");
+    os << " alibi=" << to_string(alibi) << " layout(q,k,v,out)=" << to_string(layout_q) << "," << to_string(layout_k)
+       << "," << to_string(layout_v) << "," << to_string(layout_out) << " input_scale=x" << input_scale
+       << " seed=" << seed << " stream=" << (stream == StreamKind::kNonBlocking ? "non_blocking" : "legacy_default")
+       << " lse=" << (with_lse ? 1 : 0) << " sampling="
+       << (sampling == Sampling::kAuto   ? "auto"
+           : sampling == Sampling::kFull ? "full"
+                                         : "sampled");
     return os.str();
   }
 
@@ -285,7 +290,9 @@ struct FwdCase {
 };
 
 // GoogleTest prints parameters with this (test listings, failures).
-inline void PrintTo(const FwdCase& c, std::ostream* os) { *os << c.str(); }
+inline void PrintTo(const FwdCase& c, std::ostream* os) {
+  *os << c.str();
+}
 
 // ------------------------------------------------------------------------------------------------
 // Host inputs.
@@ -490,7 +497,9 @@ inline ReadBack read_back(const DeviceTensor16& d, int64_t rows, int64_t heads, 
       std::ostringstream os;
       const int64_t pos = static_cast<int64_t>(i) - kGuardElems;
       os << "wrote outside the tensor's elements: buffer position " << pos
-         << (pos < 0 ? " (front guard)" : pos >= d.layout.span ? " (back guard)" : " (padding between elements)")
+         << (pos < 0                ? " (front guard)"
+             : pos >= d.layout.span ? " (back guard)"
+                                    : " (padding between elements)")
          << " holds 0x" << std::hex << phys[i] << std::dec << ", expected the 0xFFFF fill";
       rb.outside_written = os.str();
     }
@@ -543,8 +552,8 @@ inline DeviceBuffer upload_vector(const std::vector<T>& v) {
 
 struct GpuResult {
   Status status;
-  std::vector<uint16_t> out;  // logical (rows_q, heads_q, dv)
-  std::vector<float> lse;     // the lse layout: dense (batch, heads_q, seqlen_q), varlen (heads_q, total_q)
+  std::vector<uint16_t> out;    // logical (rows_q, heads_q, dv)
+  std::vector<float> lse;       // the lse layout: dense (batch, heads_q, seqlen_q), varlen (heads_q, total_q)
   std::string outside_written;  // non-empty: the kernel wrote outside out's / lse's elements
   bool out_untouched = true;    // no element of out or lse was written (expected on error)
   float call_ms = 0;            // host time of the fwd() call itself
@@ -589,9 +598,8 @@ inline void prepare_device(const FwdCase& c, const FwdInputs& in, FwdDeviceState
   AttentionOptions opt = make_options(c);
   if (c.alibi != Alibi::kNone) {
     st->alibi = upload_vector(in.alibi);
-    opt.alibi_slopes = c.alibi == Alibi::kPerHead
-                           ? make_tensor_1d(st->alibi.get(), DType::kFloat32, c.heads_q)
-                           : make_tensor_2d(st->alibi.get(), DType::kFloat32, B, c.heads_q);
+    opt.alibi_slopes = c.alibi == Alibi::kPerHead ? make_tensor_1d(st->alibi.get(), DType::kFloat32, c.heads_q)
+                                                  : make_tensor_2d(st->alibi.get(), DType::kFloat32, B, c.heads_q);
   }
   const DType dt = c.dtype;
   if (!vl) {
@@ -743,19 +751,18 @@ inline void reference_rows(const ref::Problem& p, DType dtype, const std::vector
   const int64_t n = static_cast<int64_t>(samples.size());
   const int64_t d = p.head_dim, dv = p.dv(), group = p.heads_q / p.heads_kv;
   const Window w = make_window(p.causal, p.window_left, p.window_right);
-  ref::Problem s;
-  s.batch = n;
-  s.heads_q = 1;
-  s.heads_kv = 1;
-  s.head_dim = d;
-  s.head_dim_v = dv;
-  s.softmax_scale = p.scale();
-  s.softcap = p.softcap;
-  s.cu_seqlens_q.push_back(0);
-  s.cu_seqlens_k.push_back(0);
-  std::vector<std::pair<int64_t, int64_t>> ranges;
-  int64_t total_k = 0;
-  for (const RowSample& rs : samples) {
+  // Samples that see the same keys (same batch, kv head and visible range) and have no ALiBi bias
+  // share one unmasked sub-sequence: every row of it sees all of its keys, exactly their own set.
+  // A row with ALiBi gets a sequence of its own (the bias puts its diagonal at the last key).
+  struct Group {
+    int64_t b = 0, hk = 0, jb = 0, je = 0;
+    double slope = 0.0;
+    std::vector<int64_t> members;
+  };
+  std::vector<Group> groups;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, size_t> index;
+  for (int64_t x = 0; x < n; ++x) {
+    const RowSample& rs = samples[x];
     const int64_t lq = p.len_q(rs.b), lk = p.len_k(rs.b);
     int64_t jb = 0, je = 0;
     visible_key_range(rs.i, lq, lk, w, &jb, &je);
@@ -766,38 +773,75 @@ inline void reference_rows(const ref::Problem& p, DType dtype, const std::vector
           "sampled reference: ALiBi needs each row's last visible key on its diagonal (causal or "
           "window_right=0); use Sampling::kFull for this case");
     }
-    if (!p.alibi_slopes.empty()) s.alibi_slopes.push_back(slope);
-    ranges.emplace_back(jb, je);
-    total_k += je - jb;
-    s.cu_seqlens_q.push_back(static_cast<int32_t>(s.cu_seqlens_q.back() + 1));
-    s.cu_seqlens_k.push_back(static_cast<int32_t>(total_k));
+    const int64_t hk = rs.h / group;
+    if (slope == 0.0) {
+      const auto key = std::make_tuple(rs.b, hk, jb, je);
+      const auto it = index.find(key);
+      if (it != index.end()) {
+        groups[it->second].members.push_back(x);
+        continue;
+      }
+      index.emplace(key, groups.size());
+    }
+    groups.push_back(Group{rs.b, hk, jb, je, slope, {x}});
   }
+  ref::Problem s;
+  s.batch = static_cast<int64_t>(groups.size());
+  s.heads_q = 1;
+  s.heads_kv = 1;
+  s.head_dim = d;
+  s.head_dim_v = dv;
+  s.softmax_scale = p.scale();
+  s.softcap = p.softcap;
+  s.cu_seqlens_q.push_back(0);
+  s.cu_seqlens_k.push_back(0);
+  for (const Group& g : groups) {
+    if (!p.alibi_slopes.empty()) s.alibi_slopes.push_back(g.slope);
+    s.cu_seqlens_q.push_back(static_cast<int32_t>(s.cu_seqlens_q.back() + static_cast<int64_t>(g.members.size())));
+    s.cu_seqlens_k.push_back(static_cast<int32_t>(s.cu_seqlens_k.back() + (g.je - g.jb)));
+  }
+  const int64_t total_k = s.cu_seqlens_k.back();
   std::vector<double> q(static_cast<size_t>(n * d)), k(static_cast<size_t>(total_k * d)),
       v(static_cast<size_t>(total_k * dv));
-  int64_t kr = 0;
-  for (int64_t x = 0; x < n; ++x) {
-    const RowSample& rs = samples[x];
-    std::memcpy(&q[x * d], qrow(rs.b, rs.i, rs.h), d * sizeof(double));
-    for (int64_t j = ranges[x].first; j < ranges[x].second; ++j, ++kr) {
-      std::memcpy(&k[kr * d], krow(rs.b, j, rs.h / group), d * sizeof(double));
-      std::memcpy(&v[kr * dv], vrow(rs.b, j, rs.h / group), dv * sizeof(double));
+  std::vector<int64_t> sub_row(static_cast<size_t>(n));  // sample -> row of the sub-problem
+  int64_t qr = 0, kr = 0;
+  for (const Group& g : groups) {
+    for (int64_t x : g.members) {
+      const RowSample& rs = samples[x];
+      std::memcpy(&q[qr * d], qrow(rs.b, rs.i, rs.h), d * sizeof(double));
+      sub_row[x] = qr++;
+    }
+    for (int64_t j = g.jb; j < g.je; ++j, ++kr) {
+      std::memcpy(&k[kr * d], krow(g.b, j, g.hk), d * sizeof(double));
+      std::memcpy(&v[kr * dv], vrow(g.b, j, g.hk), dv * sizeof(double));
     }
   }
   const ref::ConstView qv{q.data(), 0, d, d}, kv{k.data(), 0, d, d}, vv{v.data(), 0, dv, dv};
+  std::vector<double> og_rows(static_cast<size_t>(n * dv)), ol_rows(og_rows.size()), lg(static_cast<size_t>(n)),
+      ll(static_cast<size_t>(n));
+  const ref::MutView og{og_rows.data(), 0, dv, dv}, ol{ol_rows.data(), 0, dv, dv};
+  ref::forward(s, qv, kv, vv, og, lg.data());
+  ref::forward_lowp(dtype, s, qv, kv, vv, ol, ll.data());
+  // Back to the order of `samples` (the sub-problem's lse layout is (1, total) = its row order).
   r->sampled = true;
   r->samples = samples;
-  r->out_golden.assign(static_cast<size_t>(n * dv), 0.0);
-  r->out_lp.assign(static_cast<size_t>(n * dv), 0.0);
-  r->lse_golden.assign(static_cast<size_t>(n), 0.0);
-  r->lse_lp.assign(static_cast<size_t>(n), 0.0);
-  const ref::MutView og{r->out_golden.data(), 0, dv, dv}, ol{r->out_lp.data(), 0, dv, dv};
-  ref::forward(s, qv, kv, vv, og, r->lse_golden.data());
-  ref::forward_lowp(dtype, s, qv, kv, vv, ol, r->lse_lp.data());
+  r->out_golden.resize(static_cast<size_t>(n * dv));
+  r->out_lp.resize(static_cast<size_t>(n * dv));
+  r->lse_golden.resize(static_cast<size_t>(n));
+  r->lse_lp.resize(static_cast<size_t>(n));
+  for (int64_t x = 0; x < n; ++x) {
+    const int64_t sr = sub_row[x];
+    std::copy_n(og_rows.begin() + sr * dv, dv, r->out_golden.begin() + x * dv);
+    std::copy_n(ol_rows.begin() + sr * dv, dv, r->out_lp.begin() + x * dv);
+    r->lse_golden[x] = lg[sr];
+    r->lse_lp[x] = ll[sr];
+  }
 }
 
-// Rows to check in sampled mode: every q-block boundary row (multiples of 64 and the row before)
-// plus the first, second and last two rows, for the first and last (batch, head); 16 random rows
-// and the last row for up to two other (batch, head) pairs.
+// Rows to check in sampled mode: for the first (batch, head), every q-block boundary row (multiples
+// of 64 and the row before: the boundaries of both block sizes) and the first two and last two rows;
+// for the last (batch, head), its first and last rows and 12 random boundary pairs; for two random
+// (batch, head) pairs, 8 random rows and the last row.
 inline std::vector<RowSample> choose_samples(const FwdCase& c) {
   std::vector<RowSample> out;
   std::mt19937_64 rng(c.seed ^ 0x5a5a5a5aULL);
@@ -815,17 +859,18 @@ inline std::vector<RowSample> choose_samples(const FwdCase& c) {
     if (!seen.insert(bh[x]).second) continue;
     const auto [b, h] = bh[x];
     const int64_t lq = c.len_q(b);
-    if (lq == 0) continue;
-    std::set<int64_t> rows;
-    if (x < 2) {
-      for (int64_t r : {int64_t{0}, int64_t{1}, lq - 2, lq - 1}) rows.insert(r);
-      for (int64_t m = 64; m < lq; m += 64) {
-        rows.insert(m - 1);
-        rows.insert(m);
+    const int64_t blocks = (lq - 1) / 64;  // boundaries 64m, m = 1..blocks
+    std::set<int64_t> rows = {0, lq - 1};
+    if (x == 0) {
+      rows.insert({1, lq - 2});
+      for (int64_t m = 1; m <= blocks; ++m) rows.insert({64 * m - 1, 64 * m});
+    } else if (x == 1) {
+      for (int t = 0; t < 12 && blocks > 0; ++t) {
+        const int64_t m = 1 + static_cast<int64_t>(rng() % blocks);
+        rows.insert({64 * m - 1, 64 * m});
       }
     } else {
-      rows.insert(lq - 1);
-      for (int t = 0; t < 16; ++t) rows.insert(static_cast<int64_t>(rng() % lq));
+      for (int t = 0; t < 8; ++t) rows.insert(static_cast<int64_t>(rng() % lq));
     }
     for (int64_t r : rows) {
       if (r >= 0 && r < lq) out.push_back({b, h, r});
@@ -880,7 +925,9 @@ struct FwdOutcome {
   ToleranceResult out_tol, lse_tol;
 };
 
-inline std::string build_line() { return std::string("build: ") + build_config(); }
+inline std::string build_line() {
+  return std::string("build: ") + build_config();
+}
 
 inline FwdOutcome skip_outcome(const Status& s) {
   FwdOutcome o;
@@ -965,8 +1012,8 @@ inline FwdOutcome check_result(const FwdCase& c, const FwdInputs& in, const GpuR
         if (c.with_lse) bad = bad || (empty ? !(l == -kInf) : !std::isfinite(l));
         if (!bad) continue;
         std::ostringstream os;
-        os << "batch " << b << " head " << h << " row " << i << " (lse=" << l << ", out[0]=" << out_value(c, g, row, h, 0)
-           << ")";
+        os << "batch " << b << " head " << h << " row " << i << " (lse=" << l
+           << ", out[0]=" << out_value(c, g, row, h, 0) << ")";
         if (empty) {
           if (bad_empty++ == 0) first_empty = os.str();
         } else if (bad_other++ == 0) {
@@ -976,8 +1023,8 @@ inline FwdOutcome check_result(const FwdCase& c, const FwdInputs& in, const GpuR
     }
   }
   if (bad_empty > 0) {
-    errors.push_back(std::to_string(bad_empty) + " (batch, head, row)s that see no key are not exactly out=0, lse=-inf; first: " +
-                     first_empty);
+    errors.push_back(std::to_string(bad_empty) +
+                     " (batch, head, row)s that see no key are not exactly out=0, lse=-inf; first: " + first_empty);
   }
   if (bad_other > 0) {
     errors.push_back(std::to_string(bad_other) + " unsampled rows not finite or beyond max|v|=" + std::to_string(vmax) +
@@ -1019,28 +1066,29 @@ inline FwdOutcome check_fwd_case(const FwdCase& c, const FwdInputs& in) {
   return check_result(c, in, g, r);
 }
 
-inline FwdOutcome check_fwd_case(const FwdCase& c) { return check_fwd_case(c, make_inputs(c)); }
+inline FwdOutcome check_fwd_case(const FwdCase& c) {
+  return check_fwd_case(c, make_inputs(c));
+}
 
 // Reports an outcome in a test body: skip with the status message, fail with the REPRO line, or
 // print the one-line summary (measured errors against their bounds).
-#define FC_EXPECT_FWD_OUTCOME(outcome_expr)                                  \
-  do {                                                                       \
-    const ::flashcute::testing::FwdOutcome fc_o_ = (outcome_expr);           \
-    if (fc_o_.skipped) GTEST_SKIP() << fc_o_.message;                        \
-    ASSERT_TRUE(fc_o_.ok) << fc_o_.message;                                  \
-    std::printf("[ fwd ok ] %s\n", fc_o_.message.c_str());                   \
+#define FC_EXPECT_FWD_OUTCOME(outcome_expr)                        \
+  do {                                                             \
+    const ::flashcute::testing::FwdOutcome fc_o_ = (outcome_expr); \
+    if (fc_o_.skipped) GTEST_SKIP() << fc_o_.message;              \
+    ASSERT_TRUE(fc_o_.ok) << fc_o_.message;                        \
+    std::printf("[ fwd ok ] %s\n", fc_o_.message.c_str());         \
   } while (0)
 
 #define FC_CHECK_FWD_CASE(case_expr) FC_EXPECT_FWD_OUTCOME(::flashcute::testing::check_fwd_case(case_expr))
 
 // For tests that call the kernel themselves: skip on kNotSupported, fail on any other error.
-#define FC_ASSERT_FWD_STATUS(status_expr)                                                               \
-  do {                                                                                                  \
-    const ::flashcute::Status fc_s_ = (status_expr);                                                    \
-    if (fc_s_.code() == ::flashcute::StatusCode::kNotSupported)                                         \
-      GTEST_SKIP() << ::flashcute::testing::skip_outcome(fc_s_).message;                                \
-    ASSERT_TRUE(fc_s_.ok()) << "fwd() returned " << ::flashcute::to_string(fc_s_.code()) << ": "        \
-                            << fc_s_.message();                                                         \
+#define FC_ASSERT_FWD_STATUS(status_expr)                                                                            \
+  do {                                                                                                               \
+    const ::flashcute::Status fc_s_ = (status_expr);                                                                 \
+    if (fc_s_.code() == ::flashcute::StatusCode::kNotSupported)                                                      \
+      GTEST_SKIP() << ::flashcute::testing::skip_outcome(fc_s_).message;                                             \
+    ASSERT_TRUE(fc_s_.ok()) << "fwd() returned " << ::flashcute::to_string(fc_s_.code()) << ": " << fc_s_.message(); \
   } while (0)
 
 // ------------------------------------------------------------------------------------------------

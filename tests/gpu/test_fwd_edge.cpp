@@ -63,7 +63,9 @@ FwdCase varlen(DType dt, const std::vector<int32_t>& lq, const std::vector<int32
   return c;
 }
 
-std::string dtype_name(const ::testing::TestParamInfo<DType>& info) { return dtype_str(info.param); }
+std::string dtype_name(const ::testing::TestParamInfo<DType>& info) {
+  return dtype_str(info.param);
+}
 
 struct CaseName {
   std::vector<std::string> names;
@@ -457,8 +459,9 @@ TEST(FwdStream, LaunchesOnArgsStreamAndDoesNotSynchronize) {
       << "REPRO: " << c.str() << "\n  fwd() took " << call_s
       << " s while its stream was held: it synchronizes (the API promises that no call does)";
   const bool untouched = std::all_of(early.begin(), early.end(), [](uint8_t x) { return x == 0xFF; });
-  EXPECT_TRUE(untouched) << "REPRO: " << c.str()
-                         << "\n  out was written while args.stream was still held: the kernel did not run on args.stream";
+  EXPECT_TRUE(untouched)
+      << "REPRO: " << c.str()
+      << "\n  out was written while args.stream was still held: the kernel did not run on args.stream";
   const GpuResult g = read_result(c, st);
   const FwdOutcome o = check_result(c, in, g, compute_reference(c, in));
   ASSERT_TRUE(o.ok) << o.message;
@@ -688,7 +691,8 @@ void upload_pooled(const PooledTensor& t, void* dev) {
     int64_t pos = t.start(b), o = 0;
     while (o < t.slab()) {
       const int64_t n = std::min(t.slab() - o, t.pool - pos);
-      FC_HARNESS_CUDA(cudaMemcpy(d + b * t.slab() + o, t.bits.data() + pos, n * sizeof(uint16_t), cudaMemcpyHostToDevice));
+      FC_HARNESS_CUDA(
+          cudaMemcpy(d + b * t.slab() + o, t.bits.data() + pos, n * sizeof(uint16_t), cudaMemcpyHostToDevice));
       o += n;
       pos = (pos + n) % t.pool;
     }

@@ -45,8 +45,8 @@ struct Pair {
 
 // TESTING.md's axes.
 const std::vector<int64_t> kHeadDims = {64, 96, 128, 192, 256, 40, 72, 80, 200};
-const std::vector<Pair> kSeqPairs = {{1, 1},     {1, 3},       {2, 1},       {3, 513},    {1, 239}, {239, 1},
-                                     {3, 799},   {799, 3},     {113, 203},   {128, 217},  {127, 512}, {511, 1},
+const std::vector<Pair> kSeqPairs = {{1, 1},       {1, 3},       {2, 1},       {3, 513},    {1, 239},   {239, 1},
+                                     {3, 799},     {799, 3},     {113, 203},   {128, 217},  {127, 512}, {511, 1},
                                      {1023, 1024}, {1024, 1023}, {2048, 2048}, {4224, 4224}};
 // Tile-boundary sizes for the kernels' block sizes 64 and 128: {1, k-1, k, k+1, 2k-1, 2k+1}.
 const std::vector<int64_t> kTileSizes = {1, 63, 64, 65, 127, 128, 129, 255, 257};
@@ -129,7 +129,8 @@ std::vector<FwdCase> smoke_tiles() {
     // Square and causal: the diagonal crosses the block boundaries.
     v.push_back(mk(kDtypes[i % 2], 2, {a, a}, {6, 2}, ds[i % 5], Mask::kCausal, seed++));
     // Neighbouring sizes, unmasked.
-    v.push_back(mk(kDtypes[(i + 1) % 2], 1, {a, kTileSizes[(i + 1) % n]}, {6, 6}, ds[(i + 1) % 5], Mask::kNone, seed++));
+    v.push_back(
+        mk(kDtypes[(i + 1) % 2], 1, {a, kTileSizes[(i + 1) % n]}, {6, 6}, ds[(i + 1) % 5], Mask::kNone, seed++));
     // Far sizes, causal (bottom-right alignment with seqlen_q != seqlen_k).
     v.push_back(mk(kDtypes[i % 2], 1, {a, kTileSizes[(i + 4) % n]}, {9, 3}, ds[(i + 2) % 5], Mask::kCausal, seed++));
   }
@@ -337,8 +338,8 @@ std::vector<FwdCase> full_batch_heads() {
   int n = 0;
   for (int64_t b : kBatches) {
     for (const Heads& h : kHeads) {
-      FwdCase c = mk(kDtypes[n % 2], b, {127, 512}, h, n % 3 == 0 ? 128 : 64, n % 2 ? Mask::kCausal : Mask::kNone,
-                     seed++);
+      FwdCase c =
+          mk(kDtypes[n % 2], b, {127, 512}, h, n % 3 == 0 ? 128 : 64, n % 2 ? Mask::kCausal : Mask::kNone, seed++);
       if (n % 4 == 3) c.scale = 0.125f;
       v.push_back(c);
       ++n;
@@ -393,15 +394,16 @@ std::vector<FwdCase> full_pairwise() {
   std::mt19937_64 rng(17017);
   std::vector<Pair> pairs(kSeqPairs.begin(), kSeqPairs.end() - 2);  // no 2048 / 4224 here
   for (int64_t a : kTileSizes) pairs.push_back({a, kTileSizes[rng() % kTileSizes.size()]});
-  const std::vector<Mask> masks = {Mask::kNone, Mask::kNone, Mask::kCausal, Mask::kCausal, Mask::kWin0_0,
+  const std::vector<Mask> masks = {Mask::kNone,    Mask::kNone,    Mask::kCausal,   Mask::kCausal,   Mask::kWin0_0,
                                    Mask::kWin16_0, Mask::kWin32_8, Mask::kWinInf_8, Mask::kWin8_Inf, Mask::kWin4_2};
   const Layout layouts[] = {Layout::kContiguous, Layout::kContiguous, Layout::kPadded, Layout::kHeadMajor};
   const double xs[] = {1.0, 1.0, 3.0, 5.0};
   constexpr int kCases = 64;
   for (int n = 0; n < kCases; ++n) {
     // Stride through each axis with a different step so that the values recombine.
-    FwdCase c = mk(kDtypes[n % 2], kBatches[(n / 2) % 3], pairs[(n * 7) % pairs.size()], kHeads[(n * 5 + 1) % kHeads.size()],
-                   kHeadDims[(n * 4 + n / 9) % kHeadDims.size()], masks[(n * 3 + n / 10) % masks.size()], 17000 + n);
+    FwdCase c =
+        mk(kDtypes[n % 2], kBatches[(n / 2) % 3], pairs[(n * 7) % pairs.size()], kHeads[(n * 5 + 1) % kHeads.size()],
+           kHeadDims[(n * 4 + n / 9) % kHeadDims.size()], masks[(n * 3 + n / 10) % masks.size()], 17000 + n);
     c.softcap = (n / 3) % 2 ? 30.0f : 0.0f;
     if (n % 5 == 2) c.scale = 0.25f;
     c.layout_q = layouts[n % 4];

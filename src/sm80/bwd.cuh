@@ -1,0 +1,79 @@
+#pragma once
+// Host launcher of the SM80 backward for one KernelKey: preprocess (D, clear the dQ accumulator and
+// turn counters), main (grid (key blocks, q heads, batch), block = warps x 32, dynamic shared memory
+// from the tile config, raised above 48 KB by attribute), postprocess (dQ; dK/dV group sums under
+// GQA/MQA). All on one stream, in that order; nothing synchronizes.
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "common/element.cuh"
+#include "sm80/bwd.h"
+#include "sm80/bwd_kernel.cuh"
+#include "sm80/bwd_prepost.cuh"
+
+namespace flashcute::sm80 {
+
+template <KernelKey K>
+Status Bwd<K>::run(const BwdParams& p, Stream stream, int64_t max_smem_optin) {
+  static_assert(K.arch == Arch::kSm80, "sm80::Bwd instantiated with a non-SM80 key");
+  constexpr BwdTileConfig kConfig = bwd_tile_config(K.head_dim);
+  static_assert(kConfig.head_dim == K.head_dim, "no SM80 backward tile config for this head-dim bucket");
+  using Traits = BwdTraits<element_t<K.dtype>, kConfig>;
+  constexpr int64_t kSmem = Traits::kSmemBytes;
+
+  if (kSmem > max_smem_optin)
+    return Status::NotSupported("sm80 backward: head-dim bucket " + std::to_string(K.head_dim) + " needs " +
+                                std::to_string(kSmem) + " bytes of shared memory per block; this GPU allows " +
+                                std::to_string(max_smem_optin));
+  if (p.heads_q > 65535 || p.batch > 65535)
+    return Status::NotSupported("sm80 backward: heads_q and batch must be <= 65535 (grid y/z limits)");
+  if (p.batch == 0) return Status::Ok();
+
+  const cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
+  const auto launched = [](const char* what) {
+    const cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) return Status::Ok();
+    return Status::Cuda(std::string("sm80 backward ") + what + " launch: " + cudaGetErrorName(err) + " (" +
+                        cudaGetErrorString(err) + ")");
+  };
+  const auto blocks = [](int64_t n, int64_t per) { return static_cast<unsigned>((n + per - 1) / per); };
+
+  const unsigned q_row_blocks = blocks(p.seqlen_q, kBwdRowsPerCta);
+  if (q_row_blocks > 0) {
+    const dim3 grid(q_row_blocks, static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
+    bwd_preprocess_kernel<Traits><<<grid, kBwdRowThreads, 0, s>>>(p);
+    if (Status st = launched("preprocess"); !st.ok()) return st;
+  }
+
+  const unsigned n_blocks = blocks(p.seqlen_k, kConfig.block_n);
+  if (n_blocks > 0) {
+    auto kernel = bwd_kernel<Traits>;
+    if constexpr (kSmem > 48 * 1024) {
+      const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem));
+      if (err != cudaSuccess)
+        return Status::Cuda(std::string("sm80 backward: cudaFuncSetAttribute: ") + cudaGetErrorString(err));
+    }
+    // blockIdx.x = key block, fastest: the deterministic mode's waits point only at smaller x.
+    const dim3 grid(n_blocks, static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
+    kernel<<<grid, Traits::kThreads, kSmem, s>>>(p);
+    if (Status st = launched("main"); !st.ok()) return st;
+  }
+
+  if (q_row_blocks > 0) {
+    const dim3 grid(q_row_blocks, static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
+    bwd_postprocess_dq_kernel<Traits><<<grid, kBwdRowThreads, 0, s>>>(p);
+    if (Status st = launched("dq postprocess"); !st.ok()) return st;
+  }
+
+  const unsigned k_row_blocks = blocks(p.seqlen_k, kBwdRowsPerCta);
+  if (p.dk_accum != nullptr && k_row_blocks > 0) {
+    const dim3 grid(k_row_blocks, static_cast<unsigned>(p.heads_kv), static_cast<unsigned>(p.batch));
+    bwd_postprocess_dkv_kernel<Traits><<<grid, kBwdRowThreads, 0, s>>>(p);
+    if (Status st = launched("dk/dv postprocess"); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+}  // namespace flashcute::sm80

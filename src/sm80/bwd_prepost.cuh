@@ -1,0 +1,175 @@
+#pragma once
+// The backward's row-wise kernels around the main one (bwd_kernel.cuh):
+//   preprocess   D = rowsum(dO * O) in fp32 per (row, q head); clears the fp32 dQ accumulator and,
+//                in deterministic mode, the per-query-block turn counters
+//   postprocess  dQ accumulator * softmax_scale -> dq (input dtype, caller's strides)
+//   GQA/MQA      dK, dV: the per-q-head fp32 shares summed over each group in q-head order -> dk, dv
+// Memory-bound and simple: 8 lanes per row, 8 elements (one 16-byte access of the 16-bit tensors)
+// per lane per step. They are templated on the main kernel's traits only so that every generated
+// TU owns its instantiations.
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "common/bwd_params.h"
+
+namespace flashcute::sm80 {
+
+inline constexpr int kBwdRowThreads = 128;
+inline constexpr int kBwdRowsPerCta = 64;
+inline constexpr int kBwdLanesPerRow = 8;  // x 8 elements = 64 columns per step
+inline constexpr int kBwdRowsPerStep = kBwdRowThreads / kBwdLanesPerRow;
+static_assert(kBwdRowsPerCta % kBwdRowsPerStep == 0, "rows per CTA must be whole steps");
+
+// Sequence b's rows: first row in the workspace arrays (and varlen tensors) and length.
+struct BwdSeq {
+  int64_t row0 = 0;
+  int64_t len = 0;
+};
+
+__device__ __forceinline__ BwdSeq bwd_seq_q(const BwdParams& p, int b) {
+  if (p.cu_seqlens_q != nullptr) return {p.cu_seqlens_q[b], int64_t(p.cu_seqlens_q[b + 1]) - p.cu_seqlens_q[b]};
+  return {int64_t(b) * p.seqlen_q, p.seqlen_q};
+}
+
+__device__ __forceinline__ BwdSeq bwd_seq_k(const BwdParams& p, int b) {
+  if (p.cu_seqlens_k != nullptr) return {p.cu_seqlens_k[b], int64_t(p.cu_seqlens_k[b + 1]) - p.cu_seqlens_k[b]};
+  return {int64_t(b) * p.seqlen_k, p.seqlen_k};
+}
+
+// Offset of (batch b, row i of the sequence, head h) in a tensor with the given strides.
+__device__ __forceinline__ int64_t bwd_tensor_offset(const BwdParams& p, int b, const BwdSeq& s, int64_t i, int h,
+                                                     int64_t batch_stride, int64_t row_stride, int64_t head_stride) {
+  const bool varlen = p.cu_seqlens_q != nullptr;
+  return (varlen ? (s.row0 + i) * row_stride : b * batch_stride + i * row_stride) + h * head_stride;
+}
+
+template <class Element>
+__device__ __forceinline__ void load8(const Element* src, float (&x)[8]) {
+  const uint4 u = *reinterpret_cast<const uint4*>(src);
+  const Element* e = reinterpret_cast<const Element*>(&u);
+#pragma unroll
+  for (int k = 0; k < 8; ++k) x[k] = static_cast<float>(e[k]);
+}
+
+template <class Element>
+__device__ __forceinline__ void store8(Element* dst, const float (&x)[8]) {
+  uint4 u;
+  Element* e = reinterpret_cast<Element*>(&u);
+#pragma unroll
+  for (int k = 0; k < 8; ++k) e[k] = static_cast<Element>(x[k]);
+  *reinterpret_cast<uint4*>(dst) = u;
+}
+
+__device__ __forceinline__ void add8(const float* src, float (&x)[8]) {
+  const float4 a = *reinterpret_cast<const float4*>(src);
+  const float4 b = *reinterpret_cast<const float4*>(src + 4);
+  x[0] += a.x, x[1] += a.y, x[2] += a.z, x[3] += a.w;
+  x[4] += b.x, x[5] += b.y, x[6] += b.z, x[7] += b.w;
+}
+
+// grid (ceil(seqlen_q / kBwdRowsPerCta), heads_q, batch).
+template <class Tr>
+__global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
+  using Element = typename Tr::Element;
+  const int head = blockIdx.y;
+  const int batch = blockIdx.z;
+  if (p.deterministic && blockIdx.x == 0) {
+    int* sem = p.dq_semaphore + (int64_t(batch) * p.heads_q + head) * p.semaphore_m_blocks;
+    for (int i = threadIdx.x; i < p.semaphore_m_blocks; i += kBwdRowThreads) sem[i] = 0;
+  }
+  const BwdSeq s = bwd_seq_q(p, batch);
+  const int64_t r0 = int64_t(blockIdx.x) * kBwdRowsPerCta;
+  if (r0 >= s.len) return;
+  const int lane = threadIdx.x % kBwdLanesPerRow;
+  const Element* out = static_cast<const Element*>(p.out);
+  const Element* dout = static_cast<const Element*>(p.dout);
+  for (int step = 0; step < kBwdRowsPerCta / kBwdRowsPerStep; ++step) {
+    const int64_t i = r0 + step * kBwdRowsPerStep + threadIdx.x / kBwdLanesPerRow;
+    const bool valid = i < s.len;  // every lane runs every step: the shuffles below need the whole warp
+    float acc = 0.0f;
+    if (valid) {
+      const Element* o = out + bwd_tensor_offset(p, batch, s, i, head, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+      const Element* g =
+          dout + bwd_tensor_offset(p, batch, s, i, head, p.do_batch_stride, p.do_row_stride, p.do_head_stride);
+      for (int c = lane * 8; c < p.head_dim_v; c += kBwdLanesPerRow * 8) {
+        float x[8], y[8];
+        load8(o + c, x);
+        load8(g + c, y);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) acc = fmaf(x[k], y[k], acc);
+      }
+    }
+#pragma unroll
+    for (int offset = kBwdLanesPerRow / 2; offset > 0; offset /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+    if (valid) {
+      const int64_t ws_row = head * p.total_q + s.row0 + i;
+      if (lane == 0) p.softmax_d[ws_row] = acc;
+      float* dq = p.dq_accum + ws_row * p.head_dim;
+      for (int c = lane * 4; c < p.head_dim; c += kBwdLanesPerRow * 4)
+        *reinterpret_cast<float4*>(dq + c) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
+}
+
+// grid (ceil(seqlen_q / kBwdRowsPerCta), heads_q, batch).
+template <class Tr>
+__global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dq_kernel(const __grid_constant__ BwdParams p) {
+  using Element = typename Tr::Element;
+  const int head = blockIdx.y;
+  const int batch = blockIdx.z;
+  const BwdSeq s = bwd_seq_q(p, batch);
+  const int64_t r0 = int64_t(blockIdx.x) * kBwdRowsPerCta;
+  const int lane = threadIdx.x % kBwdLanesPerRow;
+  for (int step = 0; step < kBwdRowsPerCta / kBwdRowsPerStep; ++step) {
+    const int64_t i = r0 + step * kBwdRowsPerStep + threadIdx.x / kBwdLanesPerRow;
+    if (i >= s.len) return;
+    const float* acc = p.dq_accum + (head * p.total_q + s.row0 + i) * p.head_dim;
+    Element* dq = static_cast<Element*>(p.dq) +
+                  bwd_tensor_offset(p, batch, s, i, head, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride);
+    for (int c = lane * 8; c < p.head_dim; c += kBwdLanesPerRow * 8) {
+      float x[8] = {};
+      add8(acc + c, x);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) x[k] *= p.softmax_scale;
+      store8(dq + c, x);
+    }
+  }
+}
+
+// GQA/MQA: grid (ceil(seqlen_k / kBwdRowsPerCta), heads_kv, batch).
+template <class Tr>
+__global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dkv_kernel(const __grid_constant__ BwdParams p) {
+  using Element = typename Tr::Element;
+  const int kv_head = blockIdx.y;
+  const int batch = blockIdx.z;
+  const BwdSeq s = bwd_seq_k(p, batch);
+  const int64_t r0 = int64_t(blockIdx.x) * kBwdRowsPerCta;
+  const int lane = threadIdx.x % kBwdLanesPerRow;
+  const int64_t head_stride_dk = p.total_k * p.head_dim;  // floats between two q heads' shares
+  const int64_t head_stride_dv = p.total_k * p.head_dim_v;
+  for (int step = 0; step < kBwdRowsPerCta / kBwdRowsPerStep; ++step) {
+    const int64_t j = r0 + step * kBwdRowsPerStep + threadIdx.x / kBwdLanesPerRow;
+    if (j >= s.len) return;
+    const int h0 = kv_head * p.head_ratio;  // the group's first q head
+    const float* acc_k = p.dk_accum + (h0 * p.total_k + s.row0 + j) * p.head_dim;
+    const float* acc_v = p.dv_accum + (h0 * p.total_k + s.row0 + j) * p.head_dim_v;
+    Element* dk = static_cast<Element*>(p.dk) +
+                  bwd_tensor_offset(p, batch, s, j, kv_head, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);
+    Element* dv = static_cast<Element*>(p.dv) +
+                  bwd_tensor_offset(p, batch, s, j, kv_head, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride);
+    for (int c = lane * 8; c < p.head_dim; c += kBwdLanesPerRow * 8) {
+      float x[8] = {};
+      for (int g = 0; g < p.head_ratio; ++g) add8(acc_k + g * head_stride_dk + c, x);  // fixed order: deterministic
+      store8(dk + c, x);
+    }
+    for (int c = lane * 8; c < p.head_dim_v; c += kBwdLanesPerRow * 8) {
+      float x[8] = {};
+      for (int g = 0; g < p.head_ratio; ++g) add8(acc_v + g * head_stride_dv + c, x);
+      store8(dv + c, x);
+    }
+  }
+}
+
+}  // namespace flashcute::sm80

@@ -1,0 +1,66 @@
+#pragma once
+// Tile configurations of the SM80 backward, one row per head-dim bucket (the same struct is the
+// compile-time template argument, through the KernelKey's bucket, and what the host reads for shared
+// memory and launch shape). Each row says why.
+//
+// One CTA owns block_n keys of one (batch, q head) and walks the block_m-row query blocks that see
+// them. Five products per query block, each with its own warp arrangement (all `warps` warps):
+//   S  = Q K^T, dP = dO V^T   (block_m x block_n)   warps sdp_warps_m along the query rows
+//   dV += P^T dO, dK += dS^T Q (block_n x d)        warps dkv_warps_n along the keys
+//   dQ  = dS K                (block_m x d)         warps dq_warps_m along the query rows
+// dK and dV stay in registers for the whole loop; S and dP die once P and dS are in smem, before dQ's
+// accumulator is born, so the peak is dK + dV + max(S + dP, dQ) plus operand fragments.
+
+#include <cstdint>
+
+namespace flashcute::sm80 {
+
+struct BwdTileConfig {
+  int head_dim;     // bucket
+  int block_m;      // query rows per main-loop step
+  int block_n;      // key rows per CTA (K and V stay in smem)
+  int warps;        // warps per CTA
+  int sdp_warps_m;  // S/dP: warps along the query rows (the rest along the keys)
+  int dkv_warps_n;  // dK/dV: warps along the keys (the rest along d)
+  int dq_warps_m;   // dQ: warps along the query rows (the rest along d)
+  int stages;       // Q/dO buffers: 2 = the next block's loads overlap this block's products
+
+  constexpr int threads() const { return warps * 32; }
+  // K + V + stages x (Q + dO) + P + dS, 16-bit elements; the dK/dV output staging reuses K and V.
+  constexpr int64_t smem_bytes() const {
+    return (2 * static_cast<int64_t>(block_n) * head_dim + 2 * static_cast<int64_t>(stages) * block_m * head_dim +
+            2 * static_cast<int64_t>(block_m) * block_n) *
+           2;
+  }
+};
+
+// Every row fits the 163 KB (166912-byte) opt-in shared memory of an A100 and so runs on every
+// sm_80/sm_90 part; the 99 KB parts (sm_86/89) are refused by the launcher with the byte counts.
+// Registers: ptxas -v of nvcc 13.0, bf16, sm_80 / sm_90, 0 bytes spilled everywhere (2026-11-23).
+constexpr BwdTileConfig kBwdTileConfigs[] = {
+    // d 64: block_m 128 halves the query-block steps (and their barriers) per CTA; S/dP 64 + 64
+    // and dK/dV 32 + 32 registers per thread; 160 KB.
+    {64, 128, 128, 8, 4, 4, 4, 2},
+    // d 96: dQ warps 4 x 2 because d = 96 is not a multiple of the 64-wide N tile of 2 x 4; 128 KB.
+    {96, 64, 128, 8, 2, 4, 4, 2},
+    // d 128: block_n 128 (half the Q/dO reloads and dQ atomics of block_n 64); dK + dV 128 regs;
+    // 160 KB.
+    {128, 64, 128, 8, 2, 4, 2, 2},
+    // d 192: block_n 128 would need dK + dV = 192 registers per thread; block_n 64: 96; 160 KB.
+    {192, 64, 64, 8, 2, 2, 2, 2},
+    // d 256: dK + dV 128 registers, dQ 64; two Q/dO stages (208 KB) would not fit an A100, one
+    // stage is 144 KB.
+    {256, 64, 64, 8, 2, 2, 2, 1},
+};
+
+constexpr BwdTileConfig bwd_tile_config(int head_dim) {
+  for (const BwdTileConfig& c : kBwdTileConfigs)
+    if (c.head_dim == head_dim) return c;
+  return BwdTileConfig{0, 0, 0, 0, 0, 0, 0, 0};
+}
+
+// The smallest block_m of any row: the deterministic mode's per-(batch, head) turn counters are
+// sized for it (bwd_workspace.h), so a config with a bigger block_m uses a prefix of them.
+inline constexpr int kBwdMinBlockM = 64;
+
+}  // namespace flashcute::sm80
