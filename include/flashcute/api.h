@@ -1,7 +1,10 @@
 #pragma once
 // The public entry points. Every function validates its arguments before touching the GPU and
 // returns a Status whose message names the argument, the value and the rule on bad input; nothing
-// is written to the outputs on error. All launches go to args.stream; no call synchronizes.
+// is written to the outputs on error. All launches go to args.stream; no call synchronizes, with one
+// exception outside our control: the first launch of each kernel in a process loads its module
+// (CUDA lazy loading), which waits for work already in flight. Set CUDA_MODULE_LOADING=EAGER, or make
+// one call before latency-critical work (CUDA graph capture included), to take that cost up front.
 
 #include <cstddef>
 

@@ -98,9 +98,8 @@ fc::TensorDesc describe(const char* name, const Array& a) {
   fc::TensorDesc t;
   const size_t ndim = a.ndim();
   if (ndim > static_cast<size_t>(fc::kMaxRank))
-    throw nb::value_error((std::string(name) + ": has " + std::to_string(ndim) + " dims " +
-                           shape_str(a) + "; flashcute tensors have at most " +
-                           std::to_string(fc::kMaxRank) + " dims")
+    throw nb::value_error((std::string(name) + ": has " + std::to_string(ndim) + " dims " + shape_str(a) +
+                           "; flashcute tensors have at most " + std::to_string(fc::kMaxRank) + " dims")
                               .c_str());
   t.data = const_cast<void*>(static_cast<const void*>(a.data()));
   t.dtype = to_dtype(a.dtype());
@@ -114,7 +113,9 @@ fc::TensorDesc describe(const char* name, const Array& a) {
   return t;
 }
 
-fc::TensorDesc describe(const char* name, const OptInArray& a) { return a ? describe(name, *a) : fc::TensorDesc{}; }
+fc::TensorDesc describe(const char* name, const OptInArray& a) {
+  return a ? describe(name, *a) : fc::TensorDesc{};
+}
 
 fc::Backend to_backend(const std::string& name) {
   if (name == "auto") return fc::Backend::kAuto;
@@ -123,7 +124,9 @@ fc::Backend to_backend(const std::string& name) {
   throw nb::value_error(("backend='" + name + "' is not a known backend (auto, sm80, sm90)").c_str());
 }
 
-fc::Stream to_stream(uintptr_t handle) { return reinterpret_cast<fc::Stream>(handle); }
+fc::Stream to_stream(uintptr_t handle) {
+  return reinterpret_cast<fc::Stream>(handle);
+}
 
 struct Options {
   std::optional<float> softmax_scale;
@@ -157,7 +160,8 @@ const int32_t* host_offsets(const char* name, const OptInArray& a, const fc::Ten
   const fc::TensorDesc t = describe(name, *a);
   const std::string n(name);
   if (t.device_type != fc::DeviceType::kCPU)
-    throw nb::value_error((n + ": tensor is on " + fc::to_string(t.device_type) + "; expected a host (CPU) tensor").c_str());
+    throw nb::value_error(
+        (n + ": tensor is on " + fc::to_string(t.device_type) + "; expected a host (CPU) tensor").c_str());
   if (t.dtype != fc::DType::kInt32)
     throw nb::type_error((n + ": dtype " + fc::to_string(t.dtype) + " must be int32").c_str());
   if (t.rank != 1 || (t.shape[0] > 1 && t.stride[0] != 1))
@@ -196,10 +200,11 @@ WorkspaceRef workspace_for(nb::handle spec, const Args& args, SizeFn size_fn) {
   const fc::TensorDesc t = describe("workspace", a);
   if (t.device_type != fc::DeviceType::kCUDA)
     throw nb::value_error(
-        (std::string("workspace: tensor is on ") + fc::to_string(t.device_type) + "; expected a CUDA device tensor").c_str());
+        (std::string("workspace: tensor is on ") + fc::to_string(t.device_type) + "; expected a CUDA device tensor")
+            .c_str());
   if (t.device_index != args.q.device_index)
-    throw nb::value_error(("workspace: is on cuda:" + std::to_string(t.device_index) + " but q is on cuda:" +
-                           std::to_string(args.q.device_index))
+    throw nb::value_error(("workspace: is on cuda:" + std::to_string(t.device_index) +
+                           " but q is on cuda:" + std::to_string(args.q.device_index))
                               .c_str());
   int64_t expect = 1;  // contiguous, so that nbytes is the usable size
   for (int i = t.rank - 1; i >= 0; --i) {
@@ -214,8 +219,8 @@ WorkspaceRef workspace_for(nb::handle spec, const Args& args, SizeFn size_fn) {
 }
 
 template <class Args>
-void run(Args& args, Options opts, uintptr_t stream, nb::handle workspace,
-         fc::Status (*size_fn)(const Args&, size_t*), fc::Status (*call)(const Args&)) {
+void run(Args& args, Options opts, uintptr_t stream, nb::handle workspace, fc::Status (*size_fn)(const Args&, size_t*),
+         fc::Status (*call)(const Args&)) {
   args.options = opts.get();
   args.stream = to_stream(stream);
   WorkspaceRef ws = workspace_for(workspace, args, size_fn);
@@ -246,7 +251,8 @@ constexpr fc::Status (*fwd_of)(const Args&) = &fc::fwd;
 template <class Args>
 constexpr fc::Status (*bwd_of)(const Args&) = &fc::bwd;
 
-fc::FwdArgs fwd_args(const InArray& q, const InArray& k, const InArray& v, const OutArray& out, const std::optional<OutArray>& lse) {
+fc::FwdArgs fwd_args(const InArray& q, const InArray& k, const InArray& v, const OutArray& out,
+                     const std::optional<OutArray>& lse) {
   fc::FwdArgs a;
   a.q = describe("q", q);
   a.k = describe("k", k);
@@ -277,7 +283,7 @@ fc::VarlenFwdArgs varlen_fwd_args(const InArray& q, const InArray& k, const InAr
 
 template <class Args>
 void fill_bwd(Args& a, const InArray& dout, const InArray& q, const InArray& k, const InArray& v, const InArray& out,
-              const InArray& lse, const OutArray& dq, const OutArray& dk, const OutArray& dv) {
+              const OptInArray& lse, const OutArray& dq, const OutArray& dk, const OutArray& dv) {
   a.dout = describe("dout", dout);
   a.q = describe("q", q);
   a.k = describe("k", k);
@@ -296,9 +302,11 @@ NB_MODULE(_C, m) {
       "flashcute's compiled core: the public C++ API over DLPack tensors (torch, CuPy, JAX, ...). "
       "Outputs and workspace are the caller's; streams are integer cudaStream_t handles.";
 
-  m.def("version", [] { return std::string(fc::version()); }, "The library version, e.g. '0.1.0'.");
-  m.def("build_config", [] { return std::string(fc::build_config()); },
-        "What this build contains (architectures, dtypes, head-dim buckets, kernel count).");
+  m.def(
+      "version", [] { return std::string(fc::version()); }, "The library version, e.g. '0.1.0'.");
+  m.def(
+      "build_config", [] { return std::string(fc::build_config()); },
+      "What this build contains (architectures, dtypes, head-dim buckets, kernel count).");
 
   // ---- forward ------------------------------------------------------------------------------------
   m.def(
@@ -326,8 +334,8 @@ NB_MODULE(_C, m) {
          std::optional<float> softmax_scale, bool causal, int64_t window_left, int64_t window_right, float softcap,
          const OptInArray& alibi_slopes, uintptr_t stream, const std::string& backend, nb::handle workspace,
          float dropout_p, const OptInArray& cu_seqlens_q_host, const OptInArray& cu_seqlens_k_host) {
-        fc::VarlenFwdArgs a = varlen_fwd_args(q, k, v, out, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                              lse, cu_seqlens_q_host, cu_seqlens_k_host);
+        fc::VarlenFwdArgs a = varlen_fwd_args(q, k, v, out, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, lse,
+                                              cu_seqlens_q_host, cu_seqlens_k_host);
         run(a, {softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, false, backend},
             stream, workspace, fwd_size_of<fc::VarlenFwdArgs>, fwd_of<fc::VarlenFwdArgs>);
       },
@@ -339,7 +347,8 @@ NB_MODULE(_C, m) {
       nb::arg("dropout_p") = 0.0f, nb::arg("cu_seqlens_q_host").none() = nb::none(),
       nb::arg("cu_seqlens_k_host").none() = nb::none(),
       "Varlen forward: q (total_q, heads_q, d), k/v (total_k, heads_kv, d/d_v), cu_seqlens int32 (batch + 1) on the "
-      "GPU, lse fp32 (heads_q, total_q). Optional host copies of cu_seqlens are checked too (never read from the GPU).");
+      "GPU, lse fp32 (heads_q, total_q). Optional host copies of cu_seqlens are checked too (never read from the "
+      "GPU).");
 
   m.def(
       "fwd_workspace_size",
@@ -363,8 +372,8 @@ NB_MODULE(_C, m) {
          const InArray& cu_seqlens_k, int64_t max_seqlen_q, int64_t max_seqlen_k, const std::optional<OutArray>& lse,
          std::optional<float> softmax_scale, bool causal, int64_t window_left, int64_t window_right, float softcap,
          const OptInArray& alibi_slopes, const std::string& backend, float dropout_p) {
-        fc::VarlenFwdArgs a = varlen_fwd_args(q, k, v, out, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                              lse, std::nullopt, std::nullopt);
+        fc::VarlenFwdArgs a = varlen_fwd_args(q, k, v, out, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, lse,
+                                              std::nullopt, std::nullopt);
         return workspace_size(
             a, {softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, false, backend},
             fwd_size_of<fc::VarlenFwdArgs>);
@@ -380,17 +389,18 @@ NB_MODULE(_C, m) {
   m.def(
       "bwd",
       [](const InArray& dout, const InArray& q, const InArray& k, const InArray& v, const InArray& out,
-         const InArray& lse, const OutArray& dq, const OutArray& dk, const OutArray& dv,
+         const OptInArray& lse, const OutArray& dq, const OutArray& dk, const OutArray& dv,
          std::optional<float> softmax_scale, bool causal, int64_t window_left, int64_t window_right, float softcap,
          const OptInArray& alibi_slopes, bool deterministic, uintptr_t stream, const std::string& backend,
          nb::handle workspace, float dropout_p) {
         fc::BwdArgs a;
         fill_bwd(a, dout, q, k, v, out, lse, dq, dk, dv);
         run(a,
-            {softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, deterministic, backend},
+            {softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, deterministic,
+             backend},
             stream, workspace, bwd_size_of<fc::BwdArgs>, bwd_of<fc::BwdArgs>);
       },
-      nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"), nb::arg("dq"),
+      nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse").none(), nb::arg("dq"),
       nb::arg("dk"), nb::arg("dv"), nb::arg("softmax_scale").none() = nb::none(), nb::arg("causal") = false,
       nb::arg("window_left") = -1, nb::arg("window_right") = -1, nb::arg("softcap") = 0.0f,
       nb::arg("alibi_slopes").none() = nb::none(), nb::arg("deterministic") = false, nb::arg("stream") = 0,
@@ -401,7 +411,7 @@ NB_MODULE(_C, m) {
   m.def(
       "varlen_bwd",
       [](const InArray& dout, const InArray& q, const InArray& k, const InArray& v, const InArray& out,
-         const InArray& lse, const OutArray& dq, const OutArray& dk, const OutArray& dv, const InArray& cu_seqlens_q,
+         const OptInArray& lse, const OutArray& dq, const OutArray& dk, const OutArray& dv, const InArray& cu_seqlens_q,
          const InArray& cu_seqlens_k, int64_t max_seqlen_q, int64_t max_seqlen_k, std::optional<float> softmax_scale,
          bool causal, int64_t window_left, int64_t window_right, float softcap, const OptInArray& alibi_slopes,
          bool deterministic, uintptr_t stream, const std::string& backend, nb::handle workspace, float dropout_p,
@@ -415,10 +425,11 @@ NB_MODULE(_C, m) {
         a.cu_seqlens_q_host = host_offsets("cu_seqlens_q_host", cu_seqlens_q_host, a.cu_seqlens_q);
         a.cu_seqlens_k_host = host_offsets("cu_seqlens_k_host", cu_seqlens_k_host, a.cu_seqlens_k);
         run(a,
-            {softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, deterministic, backend},
+            {softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, deterministic,
+             backend},
             stream, workspace, bwd_size_of<fc::VarlenBwdArgs>, bwd_of<fc::VarlenBwdArgs>);
       },
-      nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"), nb::arg("dq"),
+      nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse").none(), nb::arg("dq"),
       nb::arg("dk"), nb::arg("dv"), nb::arg("cu_seqlens_q"), nb::arg("cu_seqlens_k"), nb::arg("max_seqlen_q"),
       nb::arg("max_seqlen_k"), nb::arg("softmax_scale").none() = nb::none(), nb::arg("causal") = false,
       nb::arg("window_left") = -1, nb::arg("window_right") = -1, nb::arg("softcap") = 0.0f,
@@ -430,16 +441,17 @@ NB_MODULE(_C, m) {
   m.def(
       "bwd_workspace_size",
       [](const InArray& dout, const InArray& q, const InArray& k, const InArray& v, const InArray& out,
-         const InArray& lse, const OutArray& dq, const OutArray& dk, const OutArray& dv,
+         const OptInArray& lse, const OutArray& dq, const OutArray& dk, const OutArray& dv,
          std::optional<float> softmax_scale, bool causal, int64_t window_left, int64_t window_right, float softcap,
          const OptInArray& alibi_slopes, bool deterministic, const std::string& backend, float dropout_p) {
         fc::BwdArgs a;
         fill_bwd(a, dout, q, k, v, out, lse, dq, dk, dv);
-        return workspace_size(
-            a, {softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, deterministic, backend},
-            bwd_size_of<fc::BwdArgs>);
+        return workspace_size(a,
+                              {softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
+                               deterministic, backend},
+                              bwd_size_of<fc::BwdArgs>);
       },
-      nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"), nb::arg("dq"),
+      nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse").none(), nb::arg("dq"),
       nb::arg("dk"), nb::arg("dv"), nb::arg("softmax_scale").none() = nb::none(), nb::arg("causal") = false,
       nb::arg("window_left") = -1, nb::arg("window_right") = -1, nb::arg("softcap") = 0.0f,
       nb::arg("alibi_slopes").none() = nb::none(), nb::arg("deterministic") = false, nb::arg("backend") = "auto",
@@ -448,7 +460,7 @@ NB_MODULE(_C, m) {
   m.def(
       "varlen_bwd_workspace_size",
       [](const InArray& dout, const InArray& q, const InArray& k, const InArray& v, const InArray& out,
-         const InArray& lse, const OutArray& dq, const OutArray& dk, const OutArray& dv, const InArray& cu_seqlens_q,
+         const OptInArray& lse, const OutArray& dq, const OutArray& dk, const OutArray& dv, const InArray& cu_seqlens_q,
          const InArray& cu_seqlens_k, int64_t max_seqlen_q, int64_t max_seqlen_k, std::optional<float> softmax_scale,
          bool causal, int64_t window_left, int64_t window_right, float softcap, const OptInArray& alibi_slopes,
          bool deterministic, const std::string& backend, float dropout_p) {
@@ -458,11 +470,12 @@ NB_MODULE(_C, m) {
         a.cu_seqlens_k = describe("cu_seqlens_k", cu_seqlens_k);
         a.max_seqlen_q = max_seqlen_q;
         a.max_seqlen_k = max_seqlen_k;
-        return workspace_size(
-            a, {softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, deterministic, backend},
-            bwd_size_of<fc::VarlenBwdArgs>);
+        return workspace_size(a,
+                              {softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p,
+                               deterministic, backend},
+                              bwd_size_of<fc::VarlenBwdArgs>);
       },
-      nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"), nb::arg("dq"),
+      nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse").none(), nb::arg("dq"),
       nb::arg("dk"), nb::arg("dv"), nb::arg("cu_seqlens_q"), nb::arg("cu_seqlens_k"), nb::arg("max_seqlen_q"),
       nb::arg("max_seqlen_k"), nb::arg("softmax_scale").none() = nb::none(), nb::arg("causal") = false,
       nb::arg("window_left") = -1, nb::arg("window_right") = -1, nb::arg("softcap") = 0.0f,

@@ -1,0 +1,378 @@
+"""The Python package on a GPU: flash_attn_* against a float64 PyTorch reference with the tolerance
+rule of docs/TESTING.md, streams, devices, CUDA graphs, torch.compile, opcheck, and DLPack from
+torch and CuPy. Skips (visibly) without torch, without a CUDA device or without the extension.
+
+A case whose dtype / head-dim bucket is not compiled into this build is skipped with the library's
+message (NotImplementedError "... not compiled into this build ..."). Gradient tests skip the same
+way while the backward kernel is not built.
+
+Tolerance (TESTING.md; tests/common/tolerance.h is the C++ twin): golden = float64 math on the
+rounded inputs, lp = the same math the way an unfused implementation in the input dtype does it
+(fp32 scores and softmax, product inputs rounded to the dtype), then
+  max|kernel - golden|  <= R * max|lp - golden| + 2 ulp(max|golden|)        R = 2 fwd, 3 bwd
+  mean|kernel - golden| <= max(1.5 * mean|lp - golden|, 0.25 * mean ulp(golden))
+  lse: |lse - golden| <= 1e-5 * (1 + |golden|), -inf exactly where golden is -inf.
+"""
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed: the GPU tests of the package need it")
+
+import flashcute  # noqa: E402
+from flashcute import ops  # noqa: E402
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the package's GPU tests are skipped"),
+    pytest.mark.skipif(not flashcute.extension_available(),
+                       reason="flashcute._C is not built/importable: configure with -DFLASHCUTE_BUILD_PYTHON=ON"),
+]
+
+BF16, FP16 = torch.bfloat16, torch.float16
+
+
+# ---- reference and tolerance --------------------------------------------------------------------------
+def reference(q, k, v, *, softmax_scale=None, causal=False, window=(-1, -1), softcap=0.0, alibi=None, lowp=False,
+              dtype=None):
+    """(out (b, sq, hq, dv), lse (b, hq, sq)) of dense inputs. golden: float64. lowp: fp32 scores and
+    softmax, P rounded to `dtype` before the PV product, out rounded to `dtype`. Differentiable."""
+    dtype = dtype or q.dtype
+    ct = torch.float32 if lowp else torch.float64
+    b, sq, hq, d = q.shape
+    sk, hk = k.shape[1], k.shape[2]
+    scale = softmax_scale if softmax_scale is not None else d ** -0.5
+    g = hq // hk
+    qc = q.to(ct).transpose(1, 2)  # (b, hq, sq, d)
+    kc = k.to(ct).repeat_interleave(g, dim=2).transpose(1, 2)  # (b, hq, sk, d)
+    vc = v.to(ct).repeat_interleave(g, dim=2).transpose(1, 2)  # (b, hq, sk, dv)
+    s = qc @ kc.transpose(-1, -2)  # (b, hq, sq, sk)
+    s = softcap * torch.tanh(s * scale / softcap) if softcap > 0 else s * scale
+    i = torch.arange(sq, device=q.device)[:, None]
+    j = torch.arange(sk, device=q.device)[None, :]
+    diag = i + (sk - sq)  # bottom-right alignment
+    if alibi is not None:
+        slopes = alibi.to(ct).reshape(-1 if alibi.dim() == 2 else 1, hq)[:, :, None, None]
+        s = s - slopes * (diag - j).abs().to(ct)
+    left, right = window
+    if causal:
+        right = 0
+    visible = torch.ones(sq, sk, dtype=torch.bool, device=q.device)
+    if left >= 0:
+        visible &= j >= diag - left
+    if right >= 0:
+        visible &= j <= diag + right
+    s = s.masked_fill(~visible, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None])
+    p = torch.where(torch.isneginf(lse)[..., None], torch.zeros_like(p), p)  # rows that see no key
+    if lowp:
+        p = p.to(dtype).to(ct)
+    out = (p @ vc).transpose(1, 2)
+    return (out.to(dtype) if lowp else out), lse
+
+
+def ulp(dtype, x):
+    mant, tiny, sub = (10, 2.0 ** -14, 2.0 ** -24) if dtype == FP16 else (7, 2.0 ** -126, 2.0 ** -133)
+    ax = x.abs().double()
+    e = torch.floor(torch.log2(ax.clamp_min(tiny)))
+    return torch.where(ax >= tiny, torch.exp2(e - mant), torch.full_like(ax, sub))
+
+
+def check_tolerance(name, kernel, golden, lp, dtype, r, repro):
+    k, g, l = kernel.double(), golden.double(), lp.double()
+    assert k.shape == g.shape, f"{name}: shape {tuple(k.shape)} != {tuple(g.shape)}; {repro}"
+    fin = torch.isfinite(g)
+    bad = fin & ~torch.isfinite(k)
+    assert not bad.any(), f"{name}: {int(bad.sum())} non-finite values where golden is finite; {repro}"
+    if not fin.any():
+        return
+    err = (k - g).abs()[fin]
+    lerr = (l - g).abs()[fin & torch.isfinite(l)]
+    a = 2 * ulp(dtype, g[fin].abs().max()).item()
+    max_bound = r * lerr.max().item() + a
+    assert err.max().item() <= max_bound, f"{name}: max err {err.max().item():.3e} > {max_bound:.3e}; {repro}"
+    mean_bound = max(1.5 * lerr.mean().item(), 0.25 * ulp(dtype, g[fin]).mean().item())
+    assert err.mean().item() <= mean_bound, f"{name}: mean err {err.mean().item():.3e} > {mean_bound:.3e}; {repro}"
+
+
+def check_lse(lse, golden, repro):
+    lse, golden = lse.double(), golden.double()
+    assert torch.equal(torch.isneginf(lse), torch.isneginf(golden)), f"lse: -inf rows differ; {repro}"
+    fin = torch.isfinite(golden)
+    err = (lse - golden).abs()[fin]
+    bound = 1e-5 * (1 + golden.abs()[fin])
+    assert (err <= bound).all(), f"lse: max err {err.max().item():.3e}; {repro}"
+
+
+def run_or_skip(fn, *args, **kwargs):
+    """Calls fn; skips the test when this build lacks the dtype / head-dim bucket / pass."""
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError as exc:
+        if "not compiled into this build" in str(exc) or "no attention" in str(exc):
+            pytest.skip(f"not in this build: {exc}")
+        raise
+
+
+def randn(*shape, dtype=BF16, device="cuda", scale=1.0):
+    return (torch.randn(*shape, device=device, dtype=torch.float32) * scale).to(dtype)
+
+
+# ---- dense forward --------------------------------------------------------------------------------------
+# (batch, seqlen_q, seqlen_k, heads_q, heads_kv, d, dtype, options)
+DENSE = [
+    (2, 128, 128, 4, 4, 128, BF16, {}),
+    (2, 113, 203, 4, 4, 128, BF16, {"causal": True}),
+    (2, 203, 113, 4, 4, 128, BF16, {"causal": True}),  # rows that see no key
+    (2, 256, 256, 8, 2, 128, BF16, {"causal": True}),  # GQA 4
+    (1, 239, 239, 6, 1, 128, BF16, {}),  # MQA
+    (1, 300, 300, 4, 4, 128, BF16, {"window_size": (64, 16)}),
+    (1, 300, 300, 4, 4, 128, BF16, {"window_size": (32, 0)}),
+    (2, 128, 257, 4, 4, 128, BF16, {"softcap": 30.0}),
+    (2, 128, 128, 4, 4, 128, BF16, {"alibi": "heads"}),
+    (2, 97, 128, 4, 2, 128, BF16, {"alibi": "batch_heads", "causal": True}),
+    (2, 128, 128, 4, 4, 128, BF16, {"softmax_scale": 0.05}),
+    (2, 128, 128, 4, 4, 64, BF16, {"causal": True}),
+    (2, 128, 128, 4, 4, 96, BF16, {}),
+    (1, 1, 3, 4, 4, 128, BF16, {}),
+    (2, 128, 128, 4, 4, 128, FP16, {"causal": True}),
+    (2, 64, 512, 4, 4, 256, BF16, {}),
+]
+
+
+def dense_id(case):
+    b, sq, sk, hq, hk, d, dt, opt = case
+    extra = "-".join(f"{k}={v}" for k, v in opt.items())
+    return f"b{b}-q{sq}-k{sk}-h{hq}:{hk}-d{d}-{str(dt)[6:]}" + (f"-{extra}" if extra else "")
+
+
+def make_alibi(kind, b, hq):
+    if kind == "heads":
+        return torch.rand(hq, device="cuda", dtype=torch.float32) * 0.3
+    return torch.rand(b, hq, device="cuda", dtype=torch.float32) * 0.3
+
+
+@pytest.mark.parametrize("case", DENSE, ids=[dense_id(c) for c in DENSE])
+def test_flash_attn_func_forward(case):
+    b, sq, sk, hq, hk, d, dt, opt = case
+    torch.manual_seed(0)
+    q, k, v = randn(b, sq, hq, d, dtype=dt), randn(b, sk, hk, d, dtype=dt), randn(b, sk, hk, d, dtype=dt)
+    opt = dict(opt)
+    alibi = make_alibi(opt.pop("alibi"), b, hq) if "alibi" in opt else None
+    out, lse, probs = run_or_skip(flashcute.flash_attn_func, q, k, v, alibi_slopes=alibi, return_attn_probs=True,
+                                  **opt)
+    assert out.dtype == dt and out.shape == (b, sq, hq, d) and probs is None
+    assert lse.dtype == torch.float32 and lse.shape == (b, hq, sq)
+    ref_opt = dict(softmax_scale=opt.get("softmax_scale"), causal=opt.get("causal", False),
+                   window=opt.get("window_size", (-1, -1)), softcap=opt.get("softcap", 0.0), alibi=alibi)
+    golden, lse_golden = reference(q, k, v, **ref_opt)
+    lp, _ = reference(q, k, v, lowp=True, **ref_opt)
+    repro = f"REPRO: {dense_id(case)} seed=0"
+    check_tolerance("out", out, golden, lp, dt, 2, repro)
+    check_lse(lse, lse_golden, repro)
+
+
+def test_packed_variants_match_unpacked():
+    torch.manual_seed(1)
+    b, s, h, d = 2, 192, 4, 128
+    qkv = randn(b, s, 3, h, d)
+    q, k, v = (t.contiguous() for t in qkv.unbind(2))
+    ref = run_or_skip(flashcute.flash_attn_func, q, k, v, causal=True)
+    assert torch.equal(flashcute.flash_attn_qkvpacked_func(qkv, causal=True), ref)
+    assert torch.equal(flashcute.flash_attn_kvpacked_func(q, qkv[:, :, 1:], causal=True), ref)
+
+
+def test_strided_inputs():
+    # q/k/v as slices of wider buffers (outer strides only): same answer as contiguous copies.
+    torch.manual_seed(2)
+    big = randn(2, 160, 6, 192)
+    q, k, v = big[:, :, :4, :128], big[:, 32:, 1:5, 64:], big[:, 32:, 2:6, :128]
+    ref = run_or_skip(flashcute.flash_attn_func, q.contiguous(), k.contiguous(), v.contiguous())
+    assert torch.equal(flashcute.flash_attn_func(q, k, v), ref)
+
+
+# ---- varlen ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attn_varlen_func(causal):
+    torch.manual_seed(3)
+    hq, hk, d = 8, 2, 128
+    lens_q = [37, 0, 128, 1, 203, 64, 5]  # the last 5 queries see no key: out 0, lse -inf
+    lens_k = [37, 5, 100, 17, 203, 64, 0]
+    cu_q = torch.tensor([0] + list(torch.tensor(lens_q).cumsum(0)), dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor([0] + list(torch.tensor(lens_k).cumsum(0)), dtype=torch.int32, device="cuda")
+    q, k, v = randn(sum(lens_q), hq, d), randn(sum(lens_k), hk, d), randn(sum(lens_k), hk, d)
+    max_q, max_k = max(lens_q) + 7, max(lens_k)  # a larger max_seqlen gives the same answer
+    out, lse, _ = run_or_skip(flashcute.flash_attn_varlen_func, q, k, v, cu_q, cu_k, max_q, max_k, causal=causal,
+                              return_attn_probs=True)
+    assert out.shape == q.shape and lse.shape == (hq, sum(lens_q))
+    for i, (lq, lk) in enumerate(zip(lens_q, lens_k)):
+        if lq == 0:
+            continue
+        sq0, sk0 = int(cu_q[i]), int(cu_k[i])
+        qs, ks, vs = q[sq0:sq0 + lq][None], k[sk0:sk0 + lk][None], v[sk0:sk0 + lk][None]
+        golden, lse_golden = reference(qs, ks, vs, causal=causal)
+        lp, _ = reference(qs, ks, vs, causal=causal, lowp=True)
+        repro = f"REPRO: varlen seq {i} (lq={lq}, lk={lk}) causal={causal} seed=3"
+        check_tolerance("out", out[sq0:sq0 + lq][None], golden, lp, BF16, 2, repro)
+        check_lse(lse[:, sq0:sq0 + lq][None], lse_golden, repro)
+    # packed forms give the same bits as the unpacked call
+    cu = cu_q
+    qkv = randn(sum(lens_q), 3, hq, d)
+    ref = flashcute.flash_attn_varlen_func(*(t.contiguous() for t in qkv.unbind(1)), cu, cu, max(lens_q),
+                                           max(lens_q), causal=causal)
+    assert torch.equal(flashcute.flash_attn_varlen_qkvpacked_func(qkv, cu, max(lens_q), causal=causal), ref)
+    kv = torch.stack([k, v], dim=1)
+    ref = flashcute.flash_attn_varlen_func(q, k, v, cu_q, cu_k, max_q, max_k, causal=causal)
+    assert torch.equal(flashcute.flash_attn_varlen_kvpacked_func(q, kv, cu_q, cu_k, max_q, max_k, causal=causal), ref)
+
+
+# ---- streams, devices, graphs, compile ------------------------------------------------------------------
+def test_runs_on_the_current_stream():
+    """The op reads its inputs on torch's current stream: an input written on a non-default stream
+    after a long sleep is seen (a launch on another stream would read the stale values)."""
+    if not hasattr(torch.cuda, "_sleep"):
+        pytest.skip("torch.cuda._sleep is not available")
+    torch.manual_seed(4)
+    q, k, v = randn(2, 256, 4, 128), randn(2, 256, 4, 128), randn(2, 256, 4, 128)
+    expected = run_or_skip(flashcute.flash_attn_func, q, k, v, causal=True)
+    q_stale = torch.zeros_like(q)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)  # ~tens of ms of GPU time before the copy
+        q_stale.copy_(q)
+        out = flashcute.flash_attn_func(q_stale, k, v, causal=True)
+    torch.cuda.current_stream().wait_stream(side)
+    assert torch.equal(out, expected)
+
+
+def test_non_zero_device_index():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two CUDA devices (this machine has one)")
+    torch.manual_seed(5)
+    q, k, v = randn(1, 128, 4, 128), randn(1, 128, 4, 128), randn(1, 128, 4, 128)
+    expected = run_or_skip(flashcute.flash_attn_func, q, k, v)
+    dev = torch.device("cuda", 1)
+    with torch.cuda.device(0):
+        out = flashcute.flash_attn_func(q.to(dev), k.to(dev), v.to(dev))
+    assert out.device == dev and torch.equal(out.cpu(), expected.cpu())
+
+
+def test_cuda_graph_capture():
+    torch.manual_seed(6)
+    q, k, v = randn(2, 256, 4, 128), randn(2, 256, 4, 128), randn(2, 256, 4, 128)
+    run_or_skip(flashcute.flash_attn_func, q, k, v, causal=True)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up outside the capture, as torch recommends
+        flashcute.flash_attn_func(q, k, v, causal=True)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = flashcute.flash_attn_func(q, k, v, causal=True)
+    q.copy_(randn(2, 256, 4, 128))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, flashcute.flash_attn_func(q, k, v, causal=True))
+
+
+def test_torch_compile_fullgraph():
+    torch.manual_seed(7)
+    q, k, v = randn(2, 128, 8, 128), randn(2, 128, 2, 128), randn(2, 128, 2, 128)
+    expected = run_or_skip(flashcute.flash_attn_func, q, k, v, causal=True)
+
+    def f(q, k, v):
+        return flashcute.flash_attn_func(q, k, v, causal=True) * 2
+
+    compiled = torch.compile(f, fullgraph=True)
+    assert torch.equal(compiled(q, k, v), expected * 2)
+
+
+def test_opcheck_forward():
+    torch.manual_seed(8)
+    q, k, v = randn(2, 64, 4, 128), randn(2, 64, 4, 128), randn(2, 64, 4, 128)
+    run_or_skip(flashcute.flash_attn_func, q, k, v)
+    args = (q, k, v, None, True, -1, -1, 0.0, None, False, "auto")
+    torch.library.opcheck(torch.ops.flashcute.fwd.default, args,
+                          test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_dynamic"))
+
+
+# ---- DLPack: the framework-neutral layer ---------------------------------------------------------------
+def test_ops_on_torch_tensors_through_dunder_dlpack():
+    torch.manual_seed(9)
+    q, k, v = randn(2, 128, 4, 128), randn(2, 128, 4, 128), randn(2, 128, 4, 128)
+    expected, lse_expected, _ = run_or_skip(flashcute.flash_attn_func, q, k, v, causal=True, return_attn_probs=True)
+    out, lse = torch.empty_like(q), torch.empty(2, 4, 128, device="cuda", dtype=torch.float32)
+    ops.fwd(q, k, v, out, lse, causal=True, stream=torch.cuda.current_stream())
+    assert torch.equal(out, expected) and torch.equal(lse, lse_expected)
+
+
+def test_cupy_round_trip():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    torch.manual_seed(10)
+    q, k, v = (randn(2, 128, 4, 128, dtype=FP16) for _ in range(3))  # CuPy has no bfloat16
+    expected = run_or_skip(flashcute.flash_attn_func, q, k, v, causal=True)
+    torch.cuda.synchronize()
+    qc, kc, vc = (cupy.from_dlpack(t) for t in (q, k, v))
+    out = cupy.empty_like(qc)
+    lse = cupy.empty((2, 4, 128), dtype=cupy.float32)
+    with cupy.cuda.Stream(non_blocking=True) as stream:
+        ops.fwd(qc, kc, vc, out, lse, causal=True, stream=stream)
+        stream.synchronize()
+    assert torch.equal(torch.from_dlpack(out), expected)
+
+
+def test_bad_input_on_the_gpu():
+    q = randn(2, 64, 4, 128)
+    with pytest.raises(TypeError, match=r"^q: dtype float32 is not supported; expected float16 or bfloat16$"):
+        flashcute.flash_attn_func(q.float(), q.float(), q.float())
+    with pytest.raises(TypeError, match=r"^k: dtype float16 does not match q's dtype bfloat16$"):
+        flashcute.flash_attn_func(q, q.half(), q)
+    with pytest.raises(ValueError, match=r"^q: head_dim=59 must be a multiple of 8$"):
+        x = randn(2, 64, 4, 59)
+        flashcute.flash_attn_func(x, x, x)
+    with pytest.raises(ValueError, match=r"^k: heads_kv=3 does not divide heads_q=4$"):
+        kv = randn(2, 64, 3, 128)
+        flashcute.flash_attn_func(q, kv, kv)
+    with pytest.raises(ValueError, match=r"^q: tensor is on cpu; expected a CUDA device tensor$"):
+        flashcute.flash_attn_func(q.cpu(), q, q)
+
+
+# ---- backward (skips while the backward kernel is not built) -------------------------------------------
+BWD = [
+    (2, 128, 128, 4, 4, 128, BF16, {}),
+    (2, 113, 203, 8, 2, 128, BF16, {"causal": True}),
+    (1, 300, 300, 4, 4, 128, BF16, {"window_size": (64, 16), "softcap": 30.0}),
+]
+
+
+@pytest.mark.parametrize("case", BWD, ids=[dense_id(c) for c in BWD])
+def test_flash_attn_func_backward(case):
+    b, sq, sk, hq, hk, d, dt, opt = case
+    torch.manual_seed(11)
+    q, k, v = randn(b, sq, hq, d, dtype=dt), randn(b, sk, hk, d, dtype=dt), randn(b, sk, hk, d, dtype=dt)
+    dout = randn(b, sq, hq, d, dtype=dt)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = flashcute.flash_attn_func(*leaves, **opt)
+    run_or_skip(out.backward, dout)
+    grads = [t.grad for t in leaves]
+    ref_opt = dict(causal=opt.get("causal", False), window=opt.get("window_size", (-1, -1)),
+                   softcap=opt.get("softcap", 0.0))
+    g64 = [t.double().requires_grad_() for t in (q, k, v)]
+    reference(*g64, **ref_opt)[0].backward(dout.double())
+    glp = [t.clone().requires_grad_() for t in (q, k, v)]
+    reference(*glp, lowp=True, **ref_opt)[0].backward(dout)
+    repro = f"REPRO: backward {dense_id(case)} seed=11"
+    for name, kern, gold, lp in zip(("dq", "dk", "dv"), grads, (t.grad for t in g64), (t.grad for t in glp)):
+        assert kern.dtype == dt and kern.shape == gold.shape
+        check_tolerance(name, kern, gold, lp, dt, 3, repro)
+
+
+def test_math_reference_self_check():
+    # The reference against PyTorch's own math SDPA (float64), so a reference bug cannot hide a kernel bug.
+    torch.manual_seed(12)
+    q, k, v = (torch.randn(2, 64, 4, 32, device="cuda", dtype=torch.float64) for _ in range(3))
+    ours, _ = reference(q, k, v, causal=True)
+    sdpa = torch.nn.functional.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                                            is_causal=True).transpose(1, 2)
+    assert torch.allclose(ours, sdpa, atol=1e-12), (ours - sdpa).abs().max()
