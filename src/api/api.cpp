@@ -7,6 +7,7 @@
 #include "api/params.h"
 #include "api/validate.h"
 #include "build_config.h"
+#include "sm80/bwd_workspace.h"
 
 namespace flashcute {
 namespace {
@@ -20,16 +21,9 @@ namespace {
 // The forward needs no scratch memory.
 size_t fwd_bytes(const ProblemDesc&) { return 0; }
 
-// The backward's fp32 dQ accumulator (rows rounded up to a 128-row block, head dim to its bucket,
-// up to 256) and the per-row D = rowsum(dO * O), both fp32, each 256-byte aligned.
-size_t bwd_bytes(const ProblemDesc& p) {
-  auto align = [](size_t x) { return (x + 255) / 256 * 256; };
-  const int64_t rows = p.varlen ? p.total_q + 128 * p.batch : p.batch * ((p.seqlen_q + 127) / 128 * 128);
-  const int64_t d = (p.head_dim + 63) / 64 * 64;
-  const size_t dq_accum = align(static_cast<size_t>(rows) * p.heads_q * d * sizeof(float));
-  const size_t softmax_d = align(static_cast<size_t>(rows) * p.heads_q * sizeof(float));
-  return dq_accum + softmax_d;
-}
+// The backward's scratch: fp32 dQ accumulator, per-row D and LSE, GQA dK/dV shares, deterministic
+// turn counters (src/sm80/bwd_workspace.h).
+size_t bwd_bytes(const ProblemDesc& p) { return sm80::bwd_workspace_bytes(p); }
 
 Status select(const ProblemDesc& p, int device_index, const std::vector<KernelKey>& keys, const char* family,
               KernelKey* key, DeviceInfo* dev) {
@@ -73,7 +67,8 @@ Status run_bwd(const Args& args) {
   FC_TRY(guard.status());
   KernelKey key;
   DeviceInfo dev;
-  return select(p, args.q.device_index, current_build().bwd, "backward", &key, &dev);
+  FC_TRY(select(p, args.q.device_index, current_build().bwd, "backward", &key, &dev));
+  return dispatch_bwd(key, make_bwd_params(args, p), args.stream, dev);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "build_config.h"
+#include "sm80/bwd.h"
 #include "sm80/fwd.h"
 
 namespace flashcute {
@@ -58,6 +59,16 @@ const Entry<FwdFn> kFwd[] = {
 };
 #undef FC_KERNEL
 
+// --- backward: bwd_sm80 -----------------------------------------------------------------------
+using BwdFn = Status (*)(const BwdParams&, Stream, int64_t);
+#define FC_KERNEL(arch, dtype, hdim, variant) \
+  {FC_KEY(arch, dtype, hdim, variant), &sm80::Bwd<FC_KEY(arch, dtype, hdim, variant)>::run},
+const Entry<BwdFn> kBwd[] = {
+    {KernelKey{}, nullptr},
+#include "kernels/bwd_sm80.inc"
+};
+#undef FC_KERNEL
+
 template <class Fn, size_t N>
 std::vector<KernelKey> keys_of(const Entry<Fn> (&table)[N]) {
   std::vector<KernelKey> keys;
@@ -75,10 +86,18 @@ Status dispatch_fwd(const KernelKey& key, const FwdParams& params, Stream stream
   return fn(params, stream, device.max_smem_per_block_optin);
 }
 
+Status dispatch_bwd(const KernelKey& key, const BwdParams& params, Stream stream, const DeviceInfo& device) {
+  BwdFn fn = nullptr;
+  const Status s = lookup(kBwd, key, "backward", &fn);
+  if (!s.ok()) return s;
+  return fn(params, stream, device.max_smem_per_block_optin);
+}
+
 const BuildInfo& current_build() {
   static const BuildInfo info = [] {
     BuildInfo b;
     b.fwd = keys_of(kFwd);
+    b.bwd = keys_of(kBwd);
     b.sass = FLASHCUTE_SASS_TARGETS;
     b.ptx = FLASHCUTE_PTX_TARGETS;
     return b;

@@ -5,6 +5,7 @@
 #include "api/kernel_key.h"
 #include "api/problem.h"
 #include "flashcute/status.h"
+#include "common/bwd_params.h"
 #include "common/fwd_params.h"
 #include "flashcute/args.h"
 #include "smoke/smoke_mma.h"
@@ -16,6 +17,9 @@ const BuildInfo& current_build();
 
 // Launches the forward instantiation `key` (from select_kernel) on `stream`.
 Status dispatch_fwd(const KernelKey& key, const FwdParams& params, Stream stream, const DeviceInfo& device);
+
+// Launches the backward instantiation `key` (from select_kernel) on `stream`.
+Status dispatch_bwd(const KernelKey& key, const BwdParams& params, Stream stream, const DeviceInfo& device);
 
 namespace smoke {
 Status run_smoke_mma(DType dtype, const SmokeMmaArgs& args);

@@ -11,7 +11,9 @@ namespace {
 
 constexpr int64_t kMaxHeadDim = 256;
 constexpr int64_t kHeadDimMultiple = 8;
-constexpr int64_t kAlignBytes = 16;  // 128-bit loads/stores (cp.async, TMA) need 16-byte rows
+constexpr int64_t kAlignBytes = 16;
+// Kernels index rows and keys inside one sequence in 32 bits, with room for window arithmetic.
+constexpr int64_t kMaxSeqlen = int64_t(1) << 29;  // 128-bit loads/stores (cp.async, TMA) need 16-byte rows
 
 #define FC_TRY(expr)                 \
   do {                               \
@@ -269,6 +271,10 @@ Status validate_dense(const TensorDesc& q, const TensorDesc& k, const TensorDesc
   if (v.shape[0] != p->batch) return Status::Invalid(cat("v: batch=", v.shape[0], " does not match q's batch=", p->batch));
   if (v.shape[1] != p->seqlen_k)
     return Status::Invalid(cat("v: seqlen_k=", v.shape[1], " does not match k's seqlen_k=", p->seqlen_k));
+  if (p->seqlen_q > kMaxSeqlen)
+    return Status::Invalid(cat("q: seqlen_q=", p->seqlen_q, " exceeds the maximum of ", kMaxSeqlen, " (2^29)"));
+  if (p->seqlen_k > kMaxSeqlen)
+    return Status::Invalid(cat("k: seqlen_k=", p->seqlen_k, " exceeds the maximum of ", kMaxSeqlen, " (2^29)"));
   return Status::Ok();
 }
 
@@ -289,6 +295,10 @@ Status validate_varlen(const Args& a, ProblemDesc* p) {
   if (a.max_seqlen_k < 0) return Status::Invalid(cat("max_seqlen_k=", a.max_seqlen_k, " must be >= 0"));
   p->seqlen_q = a.max_seqlen_q;
   p->seqlen_k = a.max_seqlen_k;
+  if (p->seqlen_q > kMaxSeqlen)
+    return Status::Invalid(cat("max_seqlen_q=", p->seqlen_q, " exceeds the maximum of ", kMaxSeqlen, " (2^29)"));
+  if (p->seqlen_k > kMaxSeqlen)
+    return Status::Invalid(cat("max_seqlen_k=", p->seqlen_k, " exceeds the maximum of ", kMaxSeqlen, " (2^29)"));
   FC_TRY(check_cu_seqlens_host("cu_seqlens_q", a.cu_seqlens_q_host, p->batch, p->total_q, "total_q", p->seqlen_q,
                                "max_seqlen_q"));
   FC_TRY(check_cu_seqlens_host("cu_seqlens_k", a.cu_seqlens_k_host, p->batch, p->total_k, "total_k", p->seqlen_k,

@@ -32,6 +32,7 @@ struct BwdParams : FwdParams {
   // Workspace (caller-owned, sized by bwd_workspace_size; carved in src/api/params.cpp).
   float* dq_accum = nullptr;    // (heads_q, total_q, head_dim): dQ / softmax_scale, summed over key blocks
   float* softmax_d = nullptr;   // (heads_q, total_q): D = rowsum(dO * O)
+  float* lse_log2 = nullptr;    // (heads_q, total_q): lse * log2(e); +inf where lse is -inf (P = 0)
   float* dk_accum = nullptr;    // GQA only (else null): (heads_q, total_k, head_dim) per-q-head dK
   float* dv_accum = nullptr;    // GQA only (else null): (heads_q, total_k, head_dim_v) per-q-head dV
   int* dq_semaphore = nullptr;  // deterministic only: (batch, heads_q, semaphore_m_blocks) turn counters

@@ -39,6 +39,7 @@ struct FwdParams {
 
   float softmax_scale = 0.0f;
   float softcap = 0.0f;  // 0 = off
+  float softcap_scale = 0.0f;  // softmax_scale / softcap (softcap on): tanh's argument multiplier
   // exp2 multiplier of the scores the softmax sees: scale*log2(e) for raw scores, log2(e) when a
   // score transform (softcap, ALiBi) has already applied the scale.
   float score_log2_mult = 0.0f;

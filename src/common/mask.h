@@ -36,19 +36,36 @@ FC_HOST_DEVICE bool key_visible(int64_t i, int64_t j, int64_t seqlen_q, int64_t 
   return true;
 }
 
-// The keys visible from row i form one interval [*begin, *end) (empty when *begin >= *end).
-// For a block of rows [i0, i1) the union of their intervals is [begin(i0), end(i1 - 1)), because
-// both ends move right with i. Kernels use this to skip key blocks nobody in the block can see.
-FC_HOST_DEVICE void visible_key_range(int64_t i, int64_t seqlen_q, int64_t seqlen_k, Window w,
-                                      int64_t* begin, int64_t* end) {
-  const int64_t diag = i + seqlen_k - seqlen_q;
-  int64_t b = 0;
-  int64_t e = seqlen_k;
-  if (w.left >= 0 && diag - w.left > b) b = diag - w.left;
-  if (w.right >= 0 && diag + w.right + 1 < e) e = diag + w.right + 1;
+namespace detail {
+template <class I>
+FC_HOST_DEVICE void visible_key_range(I i, I seqlen_q, I seqlen_k, Window w, I* begin, I* end) {
+  const I diag = i + seqlen_k - seqlen_q;
+  I b = 0;
+  I e = seqlen_k;
+  if (w.left >= 0 && diag - static_cast<I>(w.left) > b) b = diag - static_cast<I>(w.left);
+  if (w.right >= 0 && diag + static_cast<I>(w.right) + 1 < e) e = diag + static_cast<I>(w.right) + 1;
   if (e < b) e = b;
   *begin = b;
   *end = e;
+}
+}  // namespace detail
+
+// The keys visible from row i form one interval [*begin, *end) (empty when *begin >= *end).
+// For a block of rows [i0, i1) the union of their intervals is [begin(i0), end(i1 - 1)), because
+// both ends move right with i. Kernels use this to skip key blocks nobody in the block can see.
+FC_HOST_DEVICE void visible_key_range(int64_t i, int64_t seqlen_q, int64_t seqlen_k, Window w, int64_t* begin,
+                                      int64_t* end) {
+  detail::visible_key_range<int64_t>(i, seqlen_q, seqlen_k, w, begin, end);
+}
+
+// The same in 32-bit arithmetic, for kernels (sequence lengths are < 2^31: cu_seqlens are int32 and
+// validation bounds dense lengths). Windows wider than the sequence are clamped first, so the sums
+// cannot overflow.
+FC_HOST_DEVICE void visible_key_range_i32(int i, int seqlen_q, int seqlen_k, Window w, int* begin, int* end) {
+  const int64_t limit = int64_t(seqlen_q) + seqlen_k;
+  w.left = w.left > limit ? limit : w.left;
+  w.right = w.right > limit ? limit : w.right;
+  detail::visible_key_range<int>(i, seqlen_q, seqlen_k, w, begin, end);
 }
 
 // ALiBi: the bias added to the scaled (and soft-capped) score of (i, j).

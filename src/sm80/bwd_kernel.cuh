@@ -52,6 +52,12 @@ __device__ __forceinline__ void st_release_gpu(int* ptr, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(ptr), "r"(v) : "memory");
 }
 
+// 4-byte cp.async; src_size 0 (pred false) zero-fills the destination without reading.
+__device__ __forceinline__ void cp_async_f32_zfill(float* smem_dst, const float* gmem_src, bool pred) {
+  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(pred ? 4 : 0));
+}
+
 // Adds two adjacent fp32 values to global memory (one vector reduction on sm_90, two on sm_80).
 __device__ __forceinline__ void atomic_add_pair(float* ptr, float a, float b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -63,56 +69,123 @@ __device__ __forceinline__ void atomic_add_pair(float* ptr, float a, float b) {
 }
 
 // P and dS of one (query block, key block) from S and dP, in place, on (rows, cols) views with
-// `coords` the same view of the identity partition. lse2[r] is the row's LSE in log2 units (+inf
-// for rows that see no key or lie past the sequence: their P is exactly 0), dd[r] its D.
-template <bool kTransform, bool kMask, int kRows, class Scores, class DP, class Coords>
+// `coords` the same view of the identity partition. s_lse2[row] is the row's LSE in log2 units (+inf
+// for a row that sees no key: its P is exactly 0), s_dd[row] its D; both 0 for rows past the
+// sequence, whose Q and dO rows are zero-filled, so their P is finite and their dS and dV shares 0.
+// How the raw scores s = q.k become the softmax's logits (the forward's score transform).
+enum class BwdScore {
+  kRaw,      // no transform: the exp2 multiplier holds softmax_scale * log2(e)
+  kScaled,   // s * softmax_scale, then ALiBi
+  kSoftcap,  // softcap * tanh(s * softmax_scale / softcap), then ALiBi; dS gets the tanh derivative
+};
+
+template <BwdScore kScore, bool kMask, class Scores, class DP, class Coords>
 __device__ __forceinline__ void bwd_p_ds(Scores& s, DP& dp, const Coords& coords, const BwdParams& p, int64_t m0,
                                          int64_t n0, int64_t len_q, int64_t len_k, float slope, float cap_scale,
-                                         const float (&lse2)[kRows], const float (&dd)[kRows]) {
+                                         const float* s_lse2, const float* s_dd) {
   using namespace cute;
   const float mult = p.score_log2_mult;
+  const bool alibi = p.alibi_slopes != nullptr;
+  // Columns relative to this thread's first one: compile-time offsets, so each mask and ALiBi test
+  // below is one compare of a constant against a per-row register.
+  const int col0 = get<1>(coords(0, 0));
   CUTE_UNROLL
-  for (int r = 0; r < kRows; ++r) {
-    const int64_t i = m0 + get<0>(coords(r, 0));
-    int lo = 0, hi = 0;
+  for (int r = 0; r < size<0>(s); ++r) {
+    const int row = get<0>(coords(r, 0));
+    const int64_t i = m0 + row;
+    const float lse2 = s_lse2[row];
+    const float dd = s_dd[row];
+    int lo = 0, hi = 0;  // visible columns [lo, hi), relative to n0 + col0
     if constexpr (kMask) {
       int64_t begin, end;
       visible_key_range(i, len_q, len_k, p.window, &begin, &end);
-      // Clamp to [-1, kFar] relative to n0: enough to decide every column of this block.
+      // Clamp to [-1, kFar]: enough to decide every column of this block.
       const int64_t kFar = 1 << 20;
-      begin -= n0;
-      end -= n0;
+      begin -= n0 + col0;
+      end -= n0 + col0;
       lo = static_cast<int>(begin < -1 ? -1 : (begin > kFar ? kFar : begin));
       hi = static_cast<int>(end < -1 ? -1 : (end > kFar ? kFar : end));
     }
-    const int diag = static_cast<int>(i + len_k - len_q - n0);  // row i's diagonal key, relative to n0
+    // Row i's diagonal key, same origin, as a float: |diag - col| is then one FADD with an abs
+    // modifier (exact below 2^24; integer abs made ptxas precompute a predicate per element).
+    const float diag = static_cast<float>(i + len_k - len_q - n0 - col0);
     CUTE_UNROLL
     for (int c = 0; c < size<1>(s); ++c) {
-      const int col = get<1>(coords(0, c));
+      const int col = get<1>(coords(0, c)) - col0;
       float x = s(r, c);
       float dtanh = 1.0f;
-      if constexpr (kTransform) {
-        if (p.softcap > 0.0f) {
-          const float t = tanhf(x * cap_scale);
-          x = p.softcap * t;
-          dtanh = 1.0f - t * t;  // d/ds of c*tanh(s*scale/c) is scale*(1 - t^2); scale comes at the end
-        } else {
-          x *= p.softmax_scale;
-        }
-        if (p.alibi_slopes != nullptr) x -= slope * static_cast<float>(abs(diag - col));
+      if constexpr (kScore == BwdScore::kSoftcap) {
+        const float t = tanhf(x * cap_scale);
+        x = p.softcap * t;
+        dtanh = 1.0f - t * t;  // d/ds of c*tanh(s*scale/c) is scale*(1 - t^2); scale comes at the end
+      } else if constexpr (kScore == BwdScore::kScaled) {
+        x *= p.softmax_scale;
       }
-      float prob = exp2_approx(fmaf(x, mult, -lse2[r]));
-      float ds = prob * (dp(r, c) - dd[r]);
-      if constexpr (kTransform) ds *= dtanh;
+      if constexpr (kScore != BwdScore::kRaw) {
+        if (alibi) x -= slope * fabsf(diag - static_cast<float>(col));
+      }
+      float prob = exp2_approx(fmaf(x, mult, -lse2));
+      float ds = prob * (dp(r, c) - dd);
+      if constexpr (kScore == BwdScore::kSoftcap) ds *= dtanh;
       if constexpr (kMask) {
-        // Zeroed, not multiplied: a non-finite dP of a key this row cannot see stays out of its dQ.
-        if (col < lo || col >= hi) prob = 0.0f, ds = 0.0f;
+        // Zeroed, not multiplied (a non-finite dP of a key this row cannot see stays out of its dQ),
+        // with integer bit operations instead of a predicate per element: keep is all ones iff
+        // lo <= col < hi (both differences non-negative), else 0. Predicated selects made ptxas
+        // materialize dozens of predicates at once and spill.
+        const int keep = ~((col - lo) | (hi - 1 - col)) >> 31;
+        prob = __int_as_float(__float_as_int(prob) & keep);
+        ds = __int_as_float(__float_as_int(ds) & keep);
       }
       s(r, c) = prob;
       dp(r, c) = ds;
     }
   }
 }
+
+// acc += A B^T with both operands in smem, walking k in a rolled loop of kU k-slices (16 wide) per
+// step: ldmatrix of the step's slices, then their MMAs. tCrA / tCrB hold kU slices (partitioned from
+// a 16*kU-wide tile), tCsA / tCsB all of them. Unlike utils.cuh's gemm_ss (fully unrolled), the
+// rolled loop bounds what ptxas can keep in flight: fully unrolled it hoisted every slice's ldmatrix
+// to the top of the product, all operand fragments live next to the dK/dV accumulators, and spilled.
+// Eight warps per SM hide the shorter ldmatrix -> mma distance.
+template <class TiledMma, class Acc, class FragA, class FragB, class SmemA, class SmemB, class CopyA, class CopyB,
+          class ThrCopyA, class ThrCopyB>
+__device__ __forceinline__ void bwd_gemm(const TiledMma& mma, Acc& acc, FragA& tCrA, FragB& tCrB, const SmemA& tCsA,
+                                         const SmemB& tCsB, const CopyA& copy_a, const CopyB& copy_b,
+                                         const ThrCopyA& thr_copy_a, const ThrCopyB& thr_copy_b) {
+  using namespace cute;
+  constexpr int kU = decltype(size<2>(tCrA))::value;
+  constexpr int kSlices = decltype(size<2>(tCsA))::value;
+  static_assert(kSlices % kU == 0 && decltype(size<2>(tCsB))::value == kSlices, "k extents disagree");
+  Tensor tCrA_view = thr_copy_a.retile_D(tCrA);  // (CPY, CPY_M, kU)
+  Tensor tCrB_view = thr_copy_b.retile_D(tCrB);  // (CPY, CPY_N, kU)
+#pragma unroll 1
+  for (int k0 = 0; k0 < kSlices; k0 += kU) {
+    CUTE_UNROLL
+    for (int u = 0; u < kU; ++u) {
+      copy(copy_a, tCsA(_, _, k0 + u), tCrA_view(_, _, u));
+      copy(copy_b, tCsB(_, _, k0 + u), tCrB_view(_, _, u));
+    }
+    CUTE_UNROLL
+    for (int u = 0; u < kU; ++u) gemm(mma, tCrA(_, _, u), tCrB(_, _, u), acc);
+  }
+}
+
+// Per-CTA scalars used inside and after the main loop, parked in shared memory (written once, read
+// where needed; bwd_tile_config.h counts kBwdScalarBytes). Kept in registers through the loop they
+// were what ptxas spilled whenever the products' operand fragments peaked.
+struct BwdCtaScalars {
+  const void* q;       // Q of this (sequence, q head), row 0
+  const void* dout;    // dO, same
+  const float* lse2;   // LSE in log2 units, row 0 of this (sequence, q head) in the workspace
+  const float* dd;     // D, same
+  float* dq_acc;       // dQ accumulator, same
+  int* semaphores;     // deterministic mode: this (batch, q head)'s turn counters
+  int64_t q_row_stride, do_row_stride;  // parked too: their per-thread 64-bit products were spilled
+  int64_t len_q, len_k;
+  int64_t k_row0;      // first key row of the sequence (workspace / varlen tensors)
+};
+static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's scalar area is too small");
 
 template <class Tr>
 __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_constant__ BwdParams p) {
@@ -148,22 +221,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
                       int64_t row0) {
     return static_cast<const Element*>(base) + (varlen ? row0 * row_stride : batch * batch_stride) + h * head_stride;
   };
-  const Element* q_ptr = at(p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride, head, q_row0);
   const Element* k_ptr = at(p.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride, kv_head, k_row0);
   const Element* v_ptr = at(p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride, kv_head, k_row0);
-  const Element* do_ptr = at(p.dout, p.do_batch_stride, p.do_row_stride, p.do_head_stride, head, q_row0);
-  const float* lse_ptr =
-      p.lse + (varlen ? head * p.lse_head_stride + q_row0 : batch * p.lse_batch_stride + head * p.lse_head_stride);
-  const float* d_ptr = p.softmax_d + head * p.total_q + q_row0;
-  float* dq_acc_ptr = p.dq_accum + (head * p.total_q + q_row0) * p.head_dim;
-
-  // --- tensors ------------------------------------------------------------------------------------
-  Tensor mQ = make_tensor(make_gmem_ptr(q_ptr), make_shape(len_q, Int<kHeadDim>{}), make_stride(p.q_row_stride, _1{}));
-  Tensor mdO = make_tensor(make_gmem_ptr(do_ptr), make_shape(len_q, Int<kHeadDim>{}), make_stride(p.do_row_stride, _1{}));
   Tensor mK = make_tensor(make_gmem_ptr(k_ptr), make_shape(len_k, Int<kHeadDim>{}), make_stride(p.k_row_stride, _1{}));
   Tensor mV = make_tensor(make_gmem_ptr(v_ptr), make_shape(len_k, Int<kHeadDim>{}), make_stride(p.v_row_stride, _1{}));
-  Tensor gQ = local_tile(mQ, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(_, 0));     // (BM, D, m)
-  Tensor gdO = local_tile(mdO, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(_, 0));   // (BM, D, m)
   Tensor gK = local_tile(mK, Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
   Tensor gV = local_tile(mV, Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
 
@@ -174,6 +235,25 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   Element* smem_do = smem_q + kStages * Tr::kSmemQ;  // kStages buffers
   Element* smem_p = smem_do + kStages * Tr::kSmemQ;
   Element* smem_ds = smem_p + Tr::kSmemPdS;
+  float* smem_lse2 = reinterpret_cast<float*>(smem_ds + Tr::kSmemPdS);  // kStages x kBlockM
+  float* smem_dd = smem_lse2 + kStages * kBlockM;                        // kStages x kBlockM
+  BwdCtaScalars* scalars = reinterpret_cast<BwdCtaScalars*>(smem_dd + kStages * kBlockM);
+  if (tidx == 0) {
+    BwdCtaScalars sc;
+    sc.q = at(p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride, head, q_row0);
+    sc.dout = at(p.dout, p.do_batch_stride, p.do_row_stride, p.do_head_stride, head, q_row0);
+    sc.lse2 = p.lse_log2 + head * p.total_q + q_row0;
+    sc.dd = p.softmax_d + head * p.total_q + q_row0;
+    sc.dq_acc = p.dq_accum + (head * p.total_q + q_row0) * p.head_dim;
+    sc.semaphores = p.deterministic ? p.dq_semaphore + (int64_t(batch) * p.heads_q + head) * p.semaphore_m_blocks : nullptr;
+    sc.q_row_stride = p.q_row_stride;
+    sc.do_row_stride = p.do_row_stride;
+    sc.len_q = len_q;
+    sc.len_k = len_k;
+    sc.k_row0 = k_row0;
+    *scalars = sc;
+  }
+  __syncthreads();  // RAW: the parked scalars are visible to every thread
   Tensor sK = make_tensor(make_smem_ptr(smem_k), typename Tr::SmemLayoutKV{});          // (BN, D)
   Tensor sV = make_tensor(make_smem_ptr(smem_v), typename Tr::SmemLayoutKV{});          // (BN, D)
   Tensor sKt = make_tensor(make_smem_ptr(smem_k), typename Tr::SmemLayoutKt{});         // (D, BN)
@@ -193,50 +273,66 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   // gmem -> smem partitions and their coordinates (for the out-of-range predicates).
   typename Tr::GmemCopyIn gmem_copy;
   auto g2s = gmem_copy.get_thread_slice(tidx);
-  Tensor tQgQ = g2s.partition_S(gQ);     // (CPY, CPY_M, CPY_K, m)
-  Tensor tdOgdO = g2s.partition_S(gdO);  // (CPY, CPY_M, CPY_K, m)
-  Tensor tKgK = g2s.partition_S(gK);     // (CPY, CPY_N, CPY_K)
+  Tensor tKgK = g2s.partition_S(gK);  // (CPY, CPY_N, CPY_K)
   Tensor tKsK = g2s.partition_D(sK);
   Tensor tVgV = g2s.partition_S(gV);
   Tensor tVsV = g2s.partition_D(sV);
   Tensor tQcQ = g2s.partition_S(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));  // -> (row, col)
   Tensor tKcK = g2s.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
 
+  // Q, dO, and the rows' LSE (log2 units) and D of query block m_block into buffer b.
   const auto load_q_do = [&](int m_block, int b) {
-    const int64_t rows = len_q - int64_t(m_block) * kBlockM;
-    copy_zfill(gmem_copy, tQgQ(_, _, _, m_block), g2s.partition_D(sQ_of(b)), tQcQ, rows, p.head_dim);
-    copy_zfill(gmem_copy, tdOgdO(_, _, _, m_block), g2s.partition_D(sdO_of(b)), tQcQ, rows, p.head_dim_v);
+    const BwdCtaScalars& sc = *scalars;
+    const int64_t m0 = int64_t(m_block) * kBlockM;
+    Tensor gQ = local_tile(make_tensor(make_gmem_ptr(static_cast<const Element*>(sc.q)),
+                                       make_shape(sc.len_q, Int<kHeadDim>{}), make_stride(sc.q_row_stride, _1{})),
+                           Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));  // (BM, D)
+    Tensor gdO = local_tile(make_tensor(make_gmem_ptr(static_cast<const Element*>(sc.dout)),
+                                        make_shape(sc.len_q, Int<kHeadDim>{}), make_stride(sc.do_row_stride, _1{})),
+                            Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));  // (BM, D)
+    copy_zfill(gmem_copy, g2s.partition_S(gQ), g2s.partition_D(sQ_of(b)), tQcQ, sc.len_q - m0, p.head_dim);
+    copy_zfill(gmem_copy, g2s.partition_S(gdO), g2s.partition_D(sdO_of(b)), tQcQ, sc.len_q - m0, p.head_dim_v);
+    static_assert(2 * kBlockM <= Tr::kThreads, "one thread per row of LSE and of D");
+    const int r = tidx % kBlockM;
+    const bool in = m0 + r < sc.len_q;
+    if (tidx < kBlockM) cp_async_f32_zfill(smem_lse2 + b * kBlockM + r, sc.lse2 + (in ? m0 + r : 0), in);
+    else if (tidx < 2 * kBlockM) cp_async_f32_zfill(smem_dd + b * kBlockM + r, sc.dd + (in ? m0 + r : 0), in);
   };
 
-  // S = Q K^T and dP = dO V^T.
+  // S = Q K^T and dP = dO V^T, in kSdpSlices slices of kBlockMS query rows (halves the live S/dP
+  // registers where dK + dV already hold 128 per thread; see bwd_tile_config.h).
+  constexpr int kSdpSlices = Tr::kSdpSlices;
+  constexpr int kBlockMS = kBlockM / kSdpSlices;
+  using SliceQ = Shape<Int<kBlockMS>, Int<kHeadDim>>;
+  using SlicePdS = Shape<Int<kBlockMS>, Int<kBlockN>>;
   typename Tr::TiledMmaSdP mma_sdp;
   auto thr_sdp = mma_sdp.get_thread_slice(tidx);
-  Tensor tSrQ = thr_sdp.partition_fragment_A(sQ_of(0));   // (MMA, MMA_M, MMA_K)
-  Tensor tSrK = thr_sdp.partition_fragment_B(sK);         // (MMA, MMA_N, MMA_K)
-  Tensor tdPrdO = thr_sdp.partition_fragment_A(sdO_of(0));
-  Tensor tdPrV = thr_sdp.partition_fragment_B(sV);
+  // Register fragments hold kU k-slices (bwd_gemm walks k through them); partitioned from tiles that
+  // are 16*kU wide in k.
+  using KStep = Int<16 * Tr::kSlicesPerStep>;
+  Tensor tSrQ = thr_sdp.partition_fragment_A(local_tile(sQ_of(0), Shape<Int<kBlockMS>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_M, kU)
+  Tensor tSrK = thr_sdp.partition_fragment_B(local_tile(sK, Shape<Int<kBlockN>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_N, kU)
+  Tensor tdPrdO = make_fragment_like(tSrQ);
+  Tensor tdPrV = make_fragment_like(tSrK);
   auto s2r_sdp_a = make_tiled_copy_A(typename Tr::SmemCopyAtom{}, mma_sdp);
   auto s2r_thr_sdp_a = s2r_sdp_a.get_thread_slice(tidx);
   auto s2r_sdp_b = make_tiled_copy_B(typename Tr::SmemCopyAtom{}, mma_sdp);
   auto s2r_thr_sdp_b = s2r_sdp_b.get_thread_slice(tidx);
   Tensor tSsK = s2r_thr_sdp_b.partition_S(sK);
   Tensor tdPsV = s2r_thr_sdp_b.partition_S(sV);
-  Tensor tScS = thr_sdp.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));  // (MMA, MMA_M, MMA_N)
-  Tensor tScS_rc = make_tensor(tScS.data(), rowcol_layout(tScS.layout()));  // (rows, cols) -> (row, col)
-  constexpr int kRows = decltype(size<0>(tScS_rc))::value;
+  Tensor tScS = thr_sdp.partition_C(make_identity_tensor(SlicePdS{}));      // (MMA, MMA_M, MMA_N)
+  Tensor tScS_rc = make_tensor(tScS.data(), rowcol_layout(tScS.layout()));  // (rows, cols) -> (row, col) in the slice
   // P and dS registers -> smem.
   auto r2s_pds = make_tiled_copy_C(typename Tr::SmemCopyAtomStage{}, mma_sdp);
   auto r2s_thr_pds = r2s_pds.get_thread_slice(tidx);
-  Tensor tPsP = r2s_thr_pds.partition_D(sP);
-  Tensor tdSsdS = r2s_thr_pds.partition_D(sdS);
 
   // dV += P^T dO and dK += dS^T Q.
   typename Tr::TiledMmadKV mma_dkv;
   auto thr_dkv = mma_dkv.get_thread_slice(tidx);
-  Tensor tdVrPt = thr_dkv.partition_fragment_A(sPdStNoSwizzle);  // (MMA, MMA_N, MMA_M)
-  Tensor tdVrdOt = thr_dkv.partition_fragment_B(sQtNoSwizzle);   // (MMA, MMA_D, MMA_M)
-  Tensor tdKrdSt = thr_dkv.partition_fragment_A(sPdStNoSwizzle);
-  Tensor tdKrQt = thr_dkv.partition_fragment_B(sQtNoSwizzle);
+  Tensor tdVrPt = thr_dkv.partition_fragment_A(local_tile(sPdStNoSwizzle, Shape<Int<kBlockN>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_N, kU)
+  Tensor tdVrdOt = thr_dkv.partition_fragment_B(local_tile(sQtNoSwizzle, Shape<Int<kHeadDim>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_D, kU)
+  Tensor tdKrdSt = make_fragment_like(tdVrPt);
+  Tensor tdKrQt = make_fragment_like(tdVrdOt);
   auto s2r_dkv_a = make_tiled_copy_A(typename Tr::SmemCopyAtomT{}, mma_dkv);
   auto s2r_thr_dkv_a = s2r_dkv_a.get_thread_slice(tidx);
   auto s2r_dkv_b = make_tiled_copy_B(typename Tr::SmemCopyAtomT{}, mma_dkv);
@@ -248,24 +344,26 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   clear(acc_dk);
   clear(acc_dv);
 
-  // dQ = dS K.
+  // dQ = dS K, in kDqSlices column slices of kHeadDimS (halves the live dQ accumulator where dK + dV
+  // already hold 128 registers per thread; see bwd_tile_config.h).
+  constexpr int kDqSlices = Tr::kDqSlices;
+  constexpr int kHeadDimS = kHeadDim / kDqSlices;
+  using SliceKt = Shape<Int<kHeadDimS>, Int<kBlockN>>;
+  using SlicedQ = Shape<Int<kBlockM>, Int<kHeadDimS>>;
   typename Tr::TiledMmadQ mma_dq;
   auto thr_dq = mma_dq.get_thread_slice(tidx);
-  Tensor tdQrdS = thr_dq.partition_fragment_A(sdS);          // (MMA, MMA_M, MMA_N)
-  Tensor tdQrKt = thr_dq.partition_fragment_B(sKtNoSwizzle);  // (MMA, MMA_D, MMA_N)
+  Tensor tdQrdS = thr_dq.partition_fragment_A(local_tile(sdS, Shape<Int<kBlockM>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_M, kU)
+  Tensor tdQrKt = thr_dq.partition_fragment_B(local_tile(sKtNoSwizzle, Shape<Int<kHeadDimS>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_D, kU)
   auto s2r_dq_a = make_tiled_copy_A(typename Tr::SmemCopyAtom{}, mma_dq);
   auto s2r_thr_dq_a = s2r_dq_a.get_thread_slice(tidx);
   auto s2r_dq_b = make_tiled_copy_B(typename Tr::SmemCopyAtomT{}, mma_dq);
   auto s2r_thr_dq_b = s2r_dq_b.get_thread_slice(tidx);
   Tensor tdQsdS = s2r_thr_dq_a.partition_S(sdS);
-  Tensor tdQsKt = s2r_thr_dq_b.partition_S(sKt);
-  Tensor tdQcdQ = thr_dq.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));  // (MMA, MMA_M, MMA_D)
+  Tensor tdQcdQ = thr_dq.partition_C(make_identity_tensor(SlicedQ{}));  // (MMA, MMA_M, MMA_D) -> (row, col in slice)
   Tensor tdQcdQ_rc = make_tensor(tdQcdQ.data(), rowcol_layout(tdQcdQ.layout()));
 
   const float slope = p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.0f;
   const float cap_scale = p.softcap > 0.0f ? p.softmax_scale / p.softcap : 0.0f;
-  constexpr float kLog2e = 1.4426950408889634f;
-  int* semaphores = p.deterministic ? p.dq_semaphore + (int64_t(batch) * p.heads_q + head) * p.semaphore_m_blocks : nullptr;
 
   // --- main loop over the query blocks that see this key block -----------------------------------
   if (m_begin < m_end) {
@@ -278,6 +376,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   for (int m_block = m_begin; m_block < m_end; ++m_block) {
     const int buf = kStages == 2 ? (m_block - m_begin) & 1 : 0;
     const int64_t m0 = int64_t(m_block) * kBlockM;
+    const int64_t len_q = scalars->len_q;
+    const int64_t len_k = scalars->len_k;
 
     cp_async_wait<0>();
     // RAW: Q[m], dO[m] (and K, V) landed for every warp. WAR: every warp finished the previous block's
@@ -290,88 +390,97 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
       }
     }
 
-    Tensor acc_s = partition_fragment_C(mma_sdp, Shape<Int<kBlockM>, Int<kBlockN>>{});   // (MMA, MMA_M, MMA_N)
-    Tensor acc_dp = partition_fragment_C(mma_sdp, Shape<Int<kBlockM>, Int<kBlockN>>{});  // (MMA, MMA_M, MMA_N)
-    clear(acc_s);
-    clear(acc_dp);
-    gemm_ss(mma_sdp, acc_s, tSrQ, tSrK, s2r_thr_sdp_a.partition_S(sQ_of(buf)), tSsK, s2r_sdp_a, s2r_sdp_b,
-            s2r_thr_sdp_a, s2r_thr_sdp_b);
-    gemm_ss(mma_sdp, acc_dp, tdPrdO, tdPrV, s2r_thr_sdp_a.partition_S(sdO_of(buf)), tdPsV, s2r_sdp_a, s2r_sdp_b,
-            s2r_thr_sdp_a, s2r_thr_sdp_b);
-
-    // LSE (in log2 units) and D of this thread's rows; issued early, used after the two products.
-    float lse2[kRows], dd[kRows];
     CUTE_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      const int64_t row = m0 + get<0>(tScS_rc(r, 0));
-      if (row < len_q) {
-        const float l = lse_ptr[row];
-        lse2[r] = l == -INFINITY ? INFINITY : l * kLog2e;  // a row that sees no key: P = 0, not exp(+inf)
-        dd[r] = d_ptr[row];
-      } else {
-        lse2[r] = INFINITY;  // past the sequence: Q and dO rows are zero-filled, P = 0
-        dd[r] = 0.0f;
-      }
-    }
+    for (int slice = 0; slice < kSdpSlices; ++slice) {
+      const int64_t ms = m0 + slice * kBlockMS;  // first row of the slice
+      Tensor acc_s = partition_fragment_C(mma_sdp, SlicePdS{});   // (MMA, MMA_M, MMA_N)
+      Tensor acc_dp = partition_fragment_C(mma_sdp, SlicePdS{});  // (MMA, MMA_M, MMA_N)
+      clear(acc_s);
+      clear(acc_dp);
+      bwd_gemm(mma_sdp, acc_s, tSrQ, tSrK, s2r_thr_sdp_a.partition_S(local_tile(sQ_of(buf), SliceQ{}, make_coord(slice, 0))),
+              tSsK, s2r_sdp_a, s2r_sdp_b, s2r_thr_sdp_a, s2r_thr_sdp_b);
+      bwd_gemm(mma_sdp, acc_dp, tdPrdO, tdPrV,
+              s2r_thr_sdp_a.partition_S(local_tile(sdO_of(buf), SliceQ{}, make_coord(slice, 0))), tdPsV, s2r_sdp_a,
+              s2r_sdp_b, s2r_thr_sdp_a, s2r_thr_sdp_b);
 
-    // Keys seen by every row of the block: [begin(last row), end(first row)); blocks inside need no mask.
-    int64_t first_begin, first_end, last_begin, last_end;
-    visible_key_range(m0, len_q, len_k, p.window, &first_begin, &first_end);
-    visible_key_range((m0 + kBlockM < len_q ? m0 + kBlockM : len_q) - 1, len_q, len_k, p.window, &last_begin,
-                      &last_end);
-    const bool need_mask = !(n0 >= last_begin && n0 + kBlockN <= first_end);
-    Tensor s_rc = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));    // (rows, cols)
-    Tensor dp_rc = make_tensor(acc_dp.data(), rowcol_layout(acc_dp.layout()));  // (rows, cols)
-    if (p.transform_scores) {
-      if (need_mask) bwd_p_ds<true, true>(s_rc, dp_rc, tScS_rc, p, m0, n0, len_q, len_k, slope, cap_scale, lse2, dd);
-      else bwd_p_ds<true, false>(s_rc, dp_rc, tScS_rc, p, m0, n0, len_q, len_k, slope, cap_scale, lse2, dd);
-    } else {
-      if (need_mask) bwd_p_ds<false, true>(s_rc, dp_rc, tScS_rc, p, m0, n0, len_q, len_k, slope, cap_scale, lse2, dd);
-      else bwd_p_ds<false, false>(s_rc, dp_rc, tScS_rc, p, m0, n0, len_q, len_k, slope, cap_scale, lse2, dd);
+      // Keys seen by every row of the slice: [begin(last row), end(first row)); inside, no mask.
+      int64_t first_begin, first_end, last_begin, last_end;
+      visible_key_range(ms, len_q, len_k, p.window, &first_begin, &first_end);
+      visible_key_range((ms + kBlockMS < len_q ? ms + kBlockMS : len_q) - 1, len_q, len_k, p.window, &last_begin,
+                        &last_end);
+      const bool need_mask = !(n0 >= last_begin && n0 + kBlockN <= first_end);
+      const float* s_lse2 = smem_lse2 + buf * kBlockM + slice * kBlockMS;
+      const float* s_dd = smem_dd + buf * kBlockM + slice * kBlockMS;
+      Tensor s_rc = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));    // (rows, cols)
+      Tensor dp_rc = make_tensor(acc_dp.data(), rowcol_layout(acc_dp.layout()));  // (rows, cols)
+      const auto p_ds = [&](auto score, auto mask) {
+        bwd_p_ds<decltype(score)::value, decltype(mask)::value>(s_rc, dp_rc, tScS_rc, p, ms, n0, len_q, len_k, slope,
+                                                                 cap_scale, s_lse2, s_dd);
+      };
+      using Raw = std::integral_constant<BwdScore, BwdScore::kRaw>;
+      using Scaled = std::integral_constant<BwdScore, BwdScore::kScaled>;
+      using Softcap = std::integral_constant<BwdScore, BwdScore::kSoftcap>;
+      if (!p.transform_scores) {
+        need_mask ? p_ds(Raw{}, std::true_type{}) : p_ds(Raw{}, std::false_type{});
+      } else if (p.softcap > 0.0f) {
+        need_mask ? p_ds(Softcap{}, std::true_type{}) : p_ds(Softcap{}, std::false_type{});
+      } else {
+        need_mask ? p_ds(Scaled{}, std::true_type{}) : p_ds(Scaled{}, std::false_type{});
+      }
+      Tensor rP = convert_to<Element>(acc_s);
+      Tensor rdS = convert_to<Element>(acc_dp);
+      copy(r2s_pds, r2s_thr_pds.retile_S(rP), r2s_thr_pds.partition_D(local_tile(sP, SlicePdS{}, make_coord(slice, 0))));
+      copy(r2s_pds, r2s_thr_pds.retile_S(rdS), r2s_thr_pds.partition_D(local_tile(sdS, SlicePdS{}, make_coord(slice, 0))));
     }
-    Tensor rP = convert_to<Element>(acc_s);
-    Tensor rdS = convert_to<Element>(acc_dp);
-    copy(r2s_pds, r2s_thr_pds.retile_S(rP), tPsP);
-    copy(r2s_pds, r2s_thr_pds.retile_S(rdS), tdSsdS);
     __syncthreads();  // RAW: P and dS tiles complete in smem before any warp reads other warps' rows
 
-    gemm_ss(mma_dkv, acc_dv, tdVrPt, tdVrdOt, tdVsPt, s2r_thr_dkv_b.partition_S(sdOt_of(buf)), s2r_dkv_a, s2r_dkv_b,
+    bwd_gemm(mma_dkv, acc_dv, tdVrPt, tdVrdOt, tdVsPt, s2r_thr_dkv_b.partition_S(sdOt_of(buf)), s2r_dkv_a, s2r_dkv_b,
             s2r_thr_dkv_a, s2r_thr_dkv_b);
-    gemm_ss(mma_dkv, acc_dk, tdKrdSt, tdKrQt, tdKsdSt, s2r_thr_dkv_b.partition_S(sQt_of(buf)), s2r_dkv_a, s2r_dkv_b,
+    // Scheduling fence (no data hazard): without it ptxas interleaves the three independent products
+    // dV, dK, dQ, keeping all their operand fragments live at once next to dK + dV, and spills.
+    __syncwarp();
+    bwd_gemm(mma_dkv, acc_dk, tdKrdSt, tdKrQt, tdKsdSt, s2r_thr_dkv_b.partition_S(sQt_of(buf)), s2r_dkv_a, s2r_dkv_b,
             s2r_thr_dkv_a, s2r_thr_dkv_b);
-
-    Tensor acc_dq = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});  // (MMA, MMA_M, MMA_D)
-    clear(acc_dq);
-    gemm_ss(mma_dq, acc_dq, tdQrdS, tdQrKt, tdQsdS, tdQsKt, s2r_dq_a, s2r_dq_b, s2r_thr_dq_a, s2r_thr_dq_b);
 
     // dQ += this key block's share. Deterministic mode: key blocks add in ascending order, each
     // waiting for the turn counter of this query block to reach its rank among the key blocks that
     // see it (the first is begin(first row) / kBlockN). The blocks waited on have smaller
     // blockIdx.x in the same (head, batch): launched earlier, they are resident or done, so the wait
-    // ends.
+    // ends. The first slice's product is computed before the wait.
     int* semaphore = nullptr;
     int turn = 0;
-    if (p.deterministic) {
-      semaphore = semaphores + m_block * (kBlockM / kBwdMinBlockM);
-      turn = n_block - static_cast<int>(first_begin / kBlockN);
-      if (tidx == 0) {
-        while (ld_acquire_gpu(semaphore) != turn) {
-        }
-      }
-      __syncthreads();  // the whole CTA adds only after the previous key block's adds are visible
-    }
-    Tensor acc_dq_rc = make_tensor(acc_dq.data(), rowcol_layout(acc_dq.layout()));  // (rows, cols)
     const int64_t rows_left = len_q - m0;
-    float* dq_block = dq_acc_ptr + m0 * p.head_dim;
+    float* dq_block = scalars->dq_acc + m0 * p.head_dim;
     CUTE_UNROLL
-    for (int r = 0; r < size<0>(acc_dq_rc); ++r) {
-      const int row = get<0>(tdQcdQ_rc(r, 0));
-      if (row < rows_left) {
-        float* dq_row = dq_block + int64_t(row) * p.head_dim;
-        CUTE_UNROLL
-        for (int c = 0; c < size<1>(acc_dq_rc); c += 2) {
-          const int col = get<1>(tdQcdQ_rc(0, c));  // even; col + 1 is its neighbour
-          if (col < p.head_dim) atomic_add_pair(dq_row + col, acc_dq_rc(r, c), acc_dq_rc(r, c + 1));
+    for (int slice = 0; slice < kDqSlices; ++slice) {
+      __syncwarp();  // scheduling fence, as above
+      Tensor acc_dq = partition_fragment_C(mma_dq, SlicedQ{});  // (MMA, MMA_M, MMA_D)
+      clear(acc_dq);
+      bwd_gemm(mma_dq, acc_dq, tdQrdS, tdQrKt, tdQsdS,
+                                s2r_thr_dq_b.partition_S(local_tile(sKt, SliceKt{}, make_coord(slice, 0))), s2r_dq_a,
+                                s2r_dq_b, s2r_thr_dq_a, s2r_thr_dq_b);
+      if (p.deterministic && slice == 0) {
+        semaphore = scalars->semaphores + m_block * (kBlockM / kBwdMinBlockM);
+        int64_t begin, end;  // the first key block that rows of this query block see: begin(first row) / kBlockN
+        visible_key_range(m0, len_q, len_k, p.window, &begin, &end);
+        turn = n_block - static_cast<int>(begin / kBlockN);
+        if (tidx == 0) {
+          while (ld_acquire_gpu(semaphore) != turn) {
+          }
+        }
+        __syncthreads();  // the whole CTA adds only after the previous key block's adds are visible
+      }
+      Tensor acc_dq_rc = make_tensor(acc_dq.data(), rowcol_layout(acc_dq.layout()));  // (rows, cols)
+      CUTE_UNROLL
+      for (int r = 0; r < size<0>(acc_dq_rc); ++r) {
+        const int row = get<0>(tdQcdQ_rc(r, 0));
+        if (row < rows_left) {
+          float* dq_row = dq_block + (row * p.head_dim + slice * kHeadDimS);  // 32-bit offset inside the block
+          CUTE_UNROLL
+          for (int c = 0; c < size<1>(acc_dq_rc); c += 2) {
+            const int col = get<1>(tdQcdQ_rc(0, c));  // even; col + 1 is its neighbour
+            if (slice * kHeadDimS + col < p.head_dim) atomic_add_pair(dq_row + col, acc_dq_rc(r, c), acc_dq_rc(r, c + 1));
+          }
         }
       }
     }
@@ -392,19 +501,21 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   }
 
   // --- epilogue: dK (scaled) and dV -------------------------------------------------------------
-  const int64_t rows_k = len_k - n0;
+  const int64_t k_row0_e = scalars->k_row0;
+  const int64_t len_k_e = scalars->len_k;
+  const int64_t rows_k = len_k_e - n0;
   CUTE_UNROLL
   for (int i = 0; i < size(acc_dk); ++i) acc_dk(i) *= p.softmax_scale;
   if (p.dk_accum == nullptr) {
     // MHA: this CTA owns the rows; through smem (K and V's space) for 128-bit stores.
-    Element* dk_ptr = static_cast<Element*>(p.dk) + (varlen ? k_row0 * p.dk_row_stride : batch * p.dk_batch_stride) +
+    Element* dk_ptr = static_cast<Element*>(p.dk) + (varlen ? k_row0_e * p.dk_row_stride : batch * p.dk_batch_stride) +
                       head * p.dk_head_stride;
-    Element* dv_ptr = static_cast<Element*>(p.dv) + (varlen ? k_row0 * p.dv_row_stride : batch * p.dv_batch_stride) +
+    Element* dv_ptr = static_cast<Element*>(p.dv) + (varlen ? k_row0_e * p.dv_row_stride : batch * p.dv_batch_stride) +
                       head * p.dv_head_stride;
-    Tensor gdK = local_tile(make_tensor(make_gmem_ptr(dk_ptr), make_shape(len_k, Int<kHeadDim>{}),
+    Tensor gdK = local_tile(make_tensor(make_gmem_ptr(dk_ptr), make_shape(len_k_e, Int<kHeadDim>{}),
                                         make_stride(p.dk_row_stride, _1{})),
                             Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
-    Tensor gdV = local_tile(make_tensor(make_gmem_ptr(dv_ptr), make_shape(len_k, Int<kHeadDim>{}),
+    Tensor gdV = local_tile(make_tensor(make_gmem_ptr(dv_ptr), make_shape(len_k_e, Int<kHeadDim>{}),
                                         make_stride(p.dv_row_stride, _1{})),
                             Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
     Tensor rdK = convert_to<Element>(acc_dk);
@@ -431,8 +542,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     copy_predicated(gmem_copy_out, tdVrdV, tdVgdV, tdKcdK, rows_k, p.head_dim_v);
   } else {
     // GQA/MQA: this q head's share in fp32; the postprocess sums each group in a fixed order.
-    float* dk_acc = p.dk_accum + (head * p.total_k + k_row0 + n0) * p.head_dim;
-    float* dv_acc = p.dv_accum + (head * p.total_k + k_row0 + n0) * p.head_dim_v;
+    float* dk_acc = p.dk_accum + (head * p.total_k + k_row0_e + n0) * p.head_dim;
+    float* dv_acc = p.dv_accum + (head * p.total_k + k_row0_e + n0) * p.head_dim_v;
     Tensor tdKVc = thr_dkv.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
     Tensor tdKVc_rc = make_tensor(tdKVc.data(), rowcol_layout(tdKVc.layout()));
     Tensor dk_rc = make_tensor(acc_dk.data(), rowcol_layout(acc_dk.layout()));

@@ -1,6 +1,7 @@
 #pragma once
 // The backward's row-wise kernels around the main one (bwd_kernel.cuh):
-//   preprocess   D = rowsum(dO * O) in fp32 per (row, q head); clears the fp32 dQ accumulator and,
+//   preprocess   D = rowsum(dO * O) in fp32 per (row, q head) and the LSE in log2 units (+inf for a
+//                row that sees no key, so that its P is exactly 0); clears the fp32 dQ accumulator and,
 //                in deterministic mode, the per-query-block turn counters
 //   postprocess  dQ accumulator * softmax_scale -> dq (input dtype, caller's strides)
 //   GQA/MQA      dK, dV: the per-q-head fp32 shares summed over each group in q-head order -> dk, dv
@@ -11,6 +12,8 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+
+#include <cutlass/array.h>
 
 #include "common/bwd_params.h"
 
@@ -47,19 +50,17 @@ __device__ __forceinline__ int64_t bwd_tensor_offset(const BwdParams& p, int b, 
 
 template <class Element>
 __device__ __forceinline__ void load8(const Element* src, float (&x)[8]) {
-  const uint4 u = *reinterpret_cast<const uint4*>(src);
-  const Element* e = reinterpret_cast<const Element*>(&u);
+  const cutlass::AlignedArray<Element, 8> a = *reinterpret_cast<const cutlass::AlignedArray<Element, 8>*>(src);
 #pragma unroll
-  for (int k = 0; k < 8; ++k) x[k] = static_cast<float>(e[k]);
+  for (int k = 0; k < 8; ++k) x[k] = static_cast<float>(a[k]);
 }
 
 template <class Element>
 __device__ __forceinline__ void store8(Element* dst, const float (&x)[8]) {
-  uint4 u;
-  Element* e = reinterpret_cast<Element*>(&u);
+  cutlass::AlignedArray<Element, 8> a;
 #pragma unroll
-  for (int k = 0; k < 8; ++k) e[k] = static_cast<Element>(x[k]);
-  *reinterpret_cast<uint4*>(dst) = u;
+  for (int k = 0; k < 8; ++k) a[k] = static_cast<Element>(x[k]);
+  *reinterpret_cast<cutlass::AlignedArray<Element, 8>*>(dst) = a;
 }
 
 __device__ __forceinline__ void add8(const float* src, float (&x)[8]) {
@@ -105,7 +106,13 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __
     for (int offset = kBwdLanesPerRow / 2; offset > 0; offset /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, offset);
     if (valid) {
       const int64_t ws_row = head * p.total_q + s.row0 + i;
-      if (lane == 0) p.softmax_d[ws_row] = acc;
+      if (lane == 0) {
+        p.softmax_d[ws_row] = acc;
+        const float lse = p.lse[p.cu_seqlens_q != nullptr ? head * p.lse_head_stride + s.row0 + i
+                                                          : batch * p.lse_batch_stride + head * p.lse_head_stride + i];
+        constexpr float kLog2e = 1.4426950408889634f;
+        p.lse_log2[ws_row] = lse == -INFINITY ? INFINITY : lse * kLog2e;  // a row that sees no key: P = 0
+      }
       float* dq = p.dq_accum + ws_row * p.head_dim;
       for (int c = lane * 4; c < p.head_dim; c += kBwdLanesPerRow * 4)
         *reinterpret_cast<float4*>(dq + c) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -138,6 +145,19 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dq_kernel(cons
   }
 }
 
+// dst[c] = sum over the group's q heads g (in order) of src[g * head_stride + c], for this lane's
+// 8-column chunks of a row of `dim` columns.
+template <class Element>
+__device__ __forceinline__ void sum_group(const float* src, int64_t head_stride, int group, int dim, int lane,
+                                          Element* dst) {
+  for (int c = lane * 8; c < dim; c += kBwdLanesPerRow * 8) {
+    float x[8] = {};
+    const float* at = src + c;
+    for (int g = 0; g < group; ++g, at += head_stride) add8(at, x);  // fixed order: deterministic
+    store8(dst + c, x);
+  }
+}
+
 // GQA/MQA: grid (ceil(seqlen_k / kBwdRowsPerCta), heads_kv, batch).
 template <class Tr>
 __global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dkv_kernel(const __grid_constant__ BwdParams p) {
@@ -159,16 +179,8 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dkv_kernel(con
                   bwd_tensor_offset(p, batch, s, j, kv_head, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);
     Element* dv = static_cast<Element*>(p.dv) +
                   bwd_tensor_offset(p, batch, s, j, kv_head, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride);
-    for (int c = lane * 8; c < p.head_dim; c += kBwdLanesPerRow * 8) {
-      float x[8] = {};
-      for (int g = 0; g < p.head_ratio; ++g) add8(acc_k + g * head_stride_dk + c, x);  // fixed order: deterministic
-      store8(dk + c, x);
-    }
-    for (int c = lane * 8; c < p.head_dim_v; c += kBwdLanesPerRow * 8) {
-      float x[8] = {};
-      for (int g = 0; g < p.head_ratio; ++g) add8(acc_v + g * head_stride_dv + c, x);
-      store8(dv + c, x);
-    }
+    sum_group(acc_k, head_stride_dk, p.head_ratio, p.head_dim, lane, dk);
+    sum_group(acc_v, head_stride_dv, p.head_ratio, p.head_dim_v, lane, dv);
   }
 }
 

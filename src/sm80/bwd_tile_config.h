@@ -24,15 +24,24 @@ struct BwdTileConfig {
   int dkv_warps_n;  // dK/dV: warps along the keys (the rest along d)
   int dq_warps_m;   // dQ: warps along the query rows (the rest along d)
   int stages;       // Q/dO buffers: 2 = the next block's loads overlap this block's products
+  int sdp_slices;   // S/dP computed in this many slices of block_m / sdp_slices rows (fewer live registers)
+  int dq_slices;    // dQ computed in this many slices of head_dim / dq_slices columns (fewer live registers)
 
   constexpr int threads() const { return warps * 32; }
-  // K + V + stages x (Q + dO) + P + dS, 16-bit elements; the dK/dV output staging reuses K and V.
-  constexpr int64_t smem_bytes() const {
+  // K + V + stages x (Q + dO) + P + dS, 16-bit elements, stages x (LSE + D) of block_m rows in
+  // fp32, and the per-CTA scalars; the dK/dV output staging reuses K and V.
+  constexpr int64_t smem_bytes() const;
+};
+
+// Shared memory for the main kernel's per-CTA scalars (bwd_kernel.cuh, BwdCtaScalars).
+inline constexpr int kBwdScalarBytes = 128;
+
+constexpr int64_t BwdTileConfig::smem_bytes() const {
     return (2 * static_cast<int64_t>(block_n) * head_dim + 2 * static_cast<int64_t>(stages) * block_m * head_dim +
             2 * static_cast<int64_t>(block_m) * block_n) *
-           2;
-  }
-};
+               2 +
+         2 * static_cast<int64_t>(stages) * block_m * 4 + kBwdScalarBytes;
+}
 
 // Every row fits the 163 KB (166912-byte) opt-in shared memory of an A100 and so runs on every
 // sm_80/sm_90 part; the 99 KB parts (sm_86/89) are refused by the launcher with the byte counts.
@@ -40,23 +49,23 @@ struct BwdTileConfig {
 constexpr BwdTileConfig kBwdTileConfigs[] = {
     // d 64: block_m 128 halves the query-block steps (and their barriers) per CTA; S/dP 64 + 64
     // and dK/dV 32 + 32 registers per thread; 160 KB.
-    {64, 128, 128, 8, 4, 4, 4, 2},
+    {64, 128, 128, 8, 4, 4, 4, 2, 2, 1},
     // d 96: dQ warps 4 x 2 because d = 96 is not a multiple of the 64-wide N tile of 2 x 4; 128 KB.
-    {96, 64, 128, 8, 2, 4, 4, 2},
+    {96, 64, 128, 8, 2, 4, 4, 2, 1, 1},
     // d 128: block_n 128 (half the Q/dO reloads and dQ atomics of block_n 64); dK + dV 128 regs;
     // 160 KB.
-    {128, 64, 128, 8, 2, 4, 2, 2},
+    {128, 64, 128, 8, 2, 4, 2, 2, 2, 2},
     // d 192: block_n 128 would need dK + dV = 192 registers per thread; block_n 64: 96; 160 KB.
-    {192, 64, 64, 8, 2, 2, 2, 2},
+    {192, 64, 64, 8, 2, 2, 2, 2, 1, 1},
     // d 256: dK + dV 128 registers, dQ 64; two Q/dO stages (208 KB) would not fit an A100, one
     // stage is 144 KB.
-    {256, 64, 64, 8, 2, 2, 2, 1},
+    {256, 64, 64, 8, 2, 2, 2, 1, 1, 4},
 };
 
 constexpr BwdTileConfig bwd_tile_config(int head_dim) {
   for (const BwdTileConfig& c : kBwdTileConfigs)
     if (c.head_dim == head_dim) return c;
-  return BwdTileConfig{0, 0, 0, 0, 0, 0, 0, 0};
+  return BwdTileConfig{0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 }
 
 // The smallest block_m of any row: the deterministic mode's per-(batch, head) turn counters are

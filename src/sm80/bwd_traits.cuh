@@ -19,6 +19,11 @@ struct BwdTraits {
   static constexpr int kWarps = C.warps;
   static constexpr int kThreads = C.threads();
   static constexpr int kStages = C.stages;
+  static constexpr int kSdpSlices = C.sdp_slices;
+  static constexpr int kDqSlices = C.dq_slices;
+  static_assert(kHeadDim % (kDqSlices * 16 * (kWarps / C.dq_warps_m)) == 0, "dQ slices must be whole MMA tiles");
+  static constexpr int kSlicesPerStep = 2;  // 16-wide k-slices per step of the products' rolled k loops
+  static_assert(kBlockM % (kSdpSlices * 16 * C.sdp_warps_m) == 0, "S/dP slices must be whole MMA tiles");
   static_assert(kStages == 1 || kStages == 2, "Q/dO are single- or double-buffered");
   static_assert(kHeadDim % 32 == 0 && kBlockM % 64 == 0 && kBlockN % 64 == 0, "bad tile config");
   static_assert(kBlockM % kBwdMinBlockM == 0, "turn counters are sized for kBwdMinBlockM-row query blocks");
@@ -85,7 +90,9 @@ struct BwdTraits {
   static constexpr int kSmemQ = cute::cosize_v<SmemLayoutQ>;
   static constexpr int kSmemKV = cute::cosize_v<SmemLayoutKV>;
   static constexpr int kSmemPdS = cute::cosize_v<SmemLayoutPdS>;
-  static constexpr int64_t kSmemBytes = (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS) * sizeof(Element);
+  static constexpr int64_t kSmemBytes =
+      (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS) * sizeof(Element) + 2 * kStages * kBlockM * sizeof(float) +
+      kBwdScalarBytes;
   static_assert(kSmemBytes == C.smem_bytes(), "bwd_tile_config.h's smem formula disagrees with the layouts");
 };
 

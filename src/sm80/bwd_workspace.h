@@ -6,6 +6,7 @@
 // Arrays (fp32 unless said otherwise), each starting on a 256-byte boundary:
 //   dq_accum   (heads_q, total_q, head_dim)     dQ summed over key blocks (cleared by the preprocess)
 //   softmax_d  (heads_q, total_q)               D = rowsum(dO * O)
+//   lse_log2   (heads_q, total_q)               the forward's LSE in log2 units, +inf for -inf
 //   dk_accum   (heads_q, total_k, head_dim)     GQA/MQA only: dK of each q head, summed over the group
 //   dv_accum   (heads_q, total_k, head_dim_v)   GQA/MQA only: dV of each q head        by the postprocess
 //   semaphore  int32 (batch, heads_q, ceil(seqlen_q / kBwdMinBlockM))
@@ -27,6 +28,7 @@ struct BwdWorkspaceLayout {
   static constexpr size_t kNone = ~size_t{0};
   size_t dq_accum = kNone;
   size_t softmax_d = kNone;
+  size_t lse_log2 = kNone;
   size_t dk_accum = kNone;
   size_t dv_accum = kNone;
   size_t semaphore = kNone;
@@ -46,6 +48,7 @@ inline BwdWorkspaceLayout bwd_workspace_layout(const ProblemDesc& p) {
   constexpr size_t kF = sizeof(float);
   w.dq_accum = take(n(p.heads_q) * n(p.total_q) * n(p.head_dim) * kF);
   w.softmax_d = take(n(p.heads_q) * n(p.total_q) * kF);
+  w.lse_log2 = take(n(p.heads_q) * n(p.total_q) * kF);
   if (p.heads_q != p.heads_kv) {
     w.dk_accum = take(n(p.heads_q) * n(p.total_k) * n(p.head_dim) * kF);
     w.dv_accum = take(n(p.heads_q) * n(p.total_k) * n(p.head_dim_v) * kF);

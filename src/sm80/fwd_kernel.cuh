@@ -20,31 +20,27 @@ namespace flashcute::sm80 {
 // visible keys are one interval (mask.h's visible_key_range, the predicate the reference uses), so
 // the per-element work is two integer compares against per-row bounds relative to n0.
 template <bool kTransform, bool kMask, class Scores, class Coords>
-__device__ __forceinline__ void score_epilogue(Scores& scores, const Coords& coords, const FwdParams& p, int64_t m0,
-                                               int64_t n0, int64_t len_q, int64_t len_k, float slope) {
+__device__ __forceinline__ void score_epilogue(Scores& scores, const Coords& coords, const FwdParams& p, int m0,
+                                               int n0, int len_q, int len_k, float slope) {
   using namespace cute;
   CUTE_UNROLL
   for (int r = 0; r < size<0>(scores); ++r) {
-    const int64_t i = m0 + get<0>(coords(r, 0));
+    const int i = m0 + get<0>(coords(r, 0));
     int lo = 0, hi = 0;
     if constexpr (kMask) {
-      int64_t begin, end;
-      visible_key_range(i, len_q, len_k, p.window, &begin, &end);
-      // Clamp to [-1, kBlockN + 1] relative to n0: enough to decide every column of this block.
-      const int64_t kFar = 1 << 20;
-      begin -= n0;
-      end -= n0;
-      lo = static_cast<int>(begin < -1 ? -1 : (begin > kFar ? kFar : begin));
-      hi = static_cast<int>(end < -1 ? -1 : (end > kFar ? kFar : end));
+      // Row i's visible keys, relative to n0.
+      visible_key_range_i32(i, len_q, len_k, p.window, &lo, &hi);
+      lo -= n0;
+      hi -= n0;
     }
     // Column of row i's diagonal key, relative to n0 (ALiBi distance).
-    const int diag = static_cast<int>(i + len_k - len_q - n0);
+    const int diag = i + len_k - len_q - n0;
     CUTE_UNROLL
     for (int c = 0; c < size<1>(scores); ++c) {
       const int col = get<1>(coords(0, c));
       if constexpr (kTransform) {
         float s = scores(r, c);
-        s = p.softcap > 0.0f ? p.softcap * tanhf(s * (p.softmax_scale / p.softcap)) : s * p.softmax_scale;
+        s = p.softcap > 0.0f ? p.softcap * tanh_fast(s * p.softcap_scale) : s * p.softmax_scale;
         if (p.alibi_slopes != nullptr) s -= slope * static_cast<float>(abs(diag - col));
         scores(r, c) = s;
       }
@@ -55,7 +51,9 @@ __device__ __forceinline__ void score_epilogue(Scores& scores, const Coords& coo
   }
 }
 
-template <class Tr>
+// kTransform: softcap or ALiBi is on. A separate instantiation keeps tanh and the bias arithmetic
+// (and their registers) out of the plain kernel.
+template <class Tr, bool kTransform>
 __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_constant__ FwdParams p) {
   using namespace cute;
   using Element = typename Tr::Element;
@@ -72,20 +70,22 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   const bool varlen = p.cu_seqlens_q != nullptr;
   const int64_t q_row0 = varlen ? p.cu_seqlens_q[batch] : 0;
   const int64_t k_row0 = varlen ? p.cu_seqlens_k[batch] : 0;
-  const int64_t len_q = varlen ? p.cu_seqlens_q[batch + 1] - q_row0 : p.seqlen_q;
-  const int64_t len_k = varlen ? p.cu_seqlens_k[batch + 1] - k_row0 : p.seqlen_k;
-  const int64_t m0 = static_cast<int64_t>(m_block) * kBlockM;
+  // Row and key indices inside one sequence are 32-bit (validation bounds sequence lengths by 2^29);
+  // memory offsets stay 64-bit.
+  const int len_q = varlen ? static_cast<int>(p.cu_seqlens_q[batch + 1] - q_row0) : static_cast<int>(p.seqlen_q);
+  const int len_k = varlen ? static_cast<int>(p.cu_seqlens_k[batch + 1] - k_row0) : static_cast<int>(p.seqlen_k);
+  const int m0 = m_block * kBlockM;
   if (m0 >= len_q) return;  // varlen: this sequence is shorter than max_seqlen_q
-  const int64_t m_last = (m0 + kBlockM < len_q ? m0 + kBlockM : len_q) - 1;
+  const int m_last = (m0 + kBlockM < len_q ? m0 + kBlockM : len_q) - 1;
   const int kv_head = head / p.head_ratio;
 
   // Keys seen by some row of the block: [begin(first row), end(last row)); keys seen by every row:
   // [begin(last row), end(first row)). Blocks inside the second interval need no mask.
-  int64_t first_begin, first_end, last_begin, last_end;
-  visible_key_range(m0, len_q, len_k, p.window, &first_begin, &first_end);
-  visible_key_range(m_last, len_q, len_k, p.window, &last_begin, &last_end);
-  const int n_block_min = static_cast<int>(first_begin / kBlockN);
-  const int n_block_max = last_end > first_begin ? static_cast<int>((last_end + kBlockN - 1) / kBlockN) : n_block_min;
+  int first_begin, first_end, last_begin, last_end;
+  visible_key_range_i32(m0, len_q, len_k, p.window, &first_begin, &first_end);
+  visible_key_range_i32(m_last, len_q, len_k, p.window, &last_begin, &last_end);
+  const int n_block_min = first_begin / kBlockN;
+  const int n_block_max = last_end > first_begin ? (last_end + kBlockN - 1) / kBlockN : n_block_min;
 
   const Element* q_ptr = static_cast<const Element*>(p.q) + (varlen ? q_row0 * p.q_row_stride : batch * p.q_batch_stride) +
                          head * p.q_head_stride;
@@ -150,17 +150,17 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   clear(acc_o);
   const float mult = p.score_log2_mult;
   const float slope =
-      p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.0f;
+      kTransform && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.0f;
 
   // --- main loop: key blocks from last to first (boundary blocks of causal masks come first) -------
   if (n_block_max > n_block_min) {
     copy_zfill(gmem_copy, tQgQ, tQsQ, tQcQ, len_q - m0, p.head_dim);
     int n_block = n_block_max - 1;
-    copy_zfill(gmem_copy, tKgK(_, _, _, n_block), tKsK, tKcK, len_k - int64_t(n_block) * kBlockN, p.head_dim);
+    copy_zfill(gmem_copy, tKgK(_, _, _, n_block), tKsK, tKcK, len_k - n_block * kBlockN, p.head_dim);
     cp_async_fence();
 
     for (; n_block >= n_block_min; --n_block) {
-      const int64_t n0 = int64_t(n_block) * kBlockN;
+      const int n0 = n_block * kBlockN;
       Tensor acc_s = partition_fragment_C(mma, Shape<Int<kBlockM>, Int<kBlockN>>{});  // (MMA, MMA_M, MMA_N)
       clear(acc_s);
       cp_async_wait<0>();
@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
       Tensor scores = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));  // (rows, cols)
       const bool need_mask = !(n0 >= last_begin && n0 + kBlockN <= first_end);
-      if (p.transform_scores) {
+      if constexpr (kTransform) {
         if (need_mask) score_epilogue<true, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
         else score_epilogue<true, false>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
       } else if (need_mask) {
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     if (get<1>(tScS_rc(0, 0)) == 0) {  // one lane of each quad owns the row
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
-        const int64_t row = m0 + get<0>(tScS_rc(r, 0));
+        const int row = m0 + get<0>(tScS_rc(r, 0));
         if (row < len_q) lse_ptr[row] = lse[r];
       }
     }

@@ -10,10 +10,11 @@
 namespace flashcute::sm80 {
 
 struct FwdTileConfig {
-  int head_dim;  // bucket
-  int block_m;   // query rows per CTA
-  int block_n;   // key rows per main-loop step
-  int warps;     // each warp owns block_m / warps query rows
+  int head_dim;    // bucket
+  bool transform;  // the kernel with softcap/ALiBi (more registers per score element)
+  int block_m;     // query rows per CTA
+  int block_n;     // key rows per main-loop step
+  int warps;       // each warp owns block_m / warps query rows
 
   constexpr int threads() const { return warps * 32; }
   // Q tile + one K tile + one V tile, 16-bit elements; O is staged in Q's space at the end.
@@ -22,29 +23,37 @@ struct FwdTileConfig {
   }
 };
 
-// Every row keeps 16 query rows per warp (block_m = 16 * warps). The FlashAttention-2 shape for
-// d 128 (block_m 128, 4 warps, 32 rows per warp) needs acc_o 128 + acc_s 64 registers per thread and
-// spilled 416 bytes under nvcc 13.0 once masks and score transforms were in (2026-11-22, ptxas -v,
-// sm_90); 16 rows per warp leaves room for the precomputed swizzled smem addresses. Registers below
-// are ptxas's for sm_90, bf16, with 0 spills.
+// Registers decide these shapes: no row may spill under nvcc 13.0 for sm_80 or sm_90 (ptxas -v,
+// 2026-11-22). FlashAttention-2's d 128 shape (block_m 128, block_n 64, 4 warps: 32 query rows per
+// warp) spills 140-530 bytes here, so d 128 keeps 16 rows per warp; see docs/perf-notes.md for the
+// measurements behind each choice. Registers are ptxas's (sm_90 / sm_80) for bf16.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
-    // d 64: 247 regs; block_n 128 halves the number of softmax rescales per key; 40 KB smem.
-    {64, 64, 128, 4},
-    // d 96: 254 regs; 96 % 64 != 0 uses 32-wide swizzle atoms; 36 KB.
-    {96, 64, 64, 4},
-    // d 128: 229 regs; 48 KB, two CTAs (8 warps) per SM at this register count.
-    {128, 64, 64, 4},
+    // d 64: 32 rows per warp fits (246 / 236 regs) and ran 13-17% faster than 64x128 (H100).
+    {64, false, 128, 64, 4},
+    // d 64 with softcap/ALiBi: the 128-row shape spills 412 bytes, 64x128 4-8 bytes; 64x64 fits
+    // (215 / 211 regs).
+    {64, true, 64, 64, 4},
+    // d 96: 96 % 64 != 0 uses 32-wide swizzle atoms; 254 regs; 36 KB.
+    {96, false, 64, 64, 4},
+    {96, true, 64, 64, 4},
+    // d 128: block_n 128 halves the rescales and barriers per key and fits without spills (plain);
+    // 80 KB smem.
+    {128, false, 64, 128, 4},
+    // d 128 with softcap/ALiBi: block_n 128 spills 356 bytes on sm_80; 64x64 fits (255 regs); 48 KB.
+    {128, true, 64, 64, 4},
     // d 192: 254 regs; 72 KB.
-    {192, 64, 64, 4},
-    // d 256: acc_o alone is 128 regs; block_n 64 spilled 212 bytes for sm_80 (not sm_90), block_n
-    // 32 uses 250 with none; 64 KB.
-    {256, 64, 32, 4},
+    {192, false, 64, 64, 4},
+    {192, true, 64, 64, 4},
+    // d 256: acc_o alone is 128 regs; block_n 64 spilled 212 bytes for sm_80 and block_n 32 still
+    // 4-32 bytes; block_n 16 fits (220 / 229 regs); 48 KB.
+    {256, false, 64, 16, 4},
+    {256, true, 64, 16, 4},
 };
 
-constexpr FwdTileConfig fwd_tile_config(int head_dim) {
+constexpr FwdTileConfig fwd_tile_config(int head_dim, bool transform) {
   for (const FwdTileConfig& c : kFwdTileConfigs)
-    if (c.head_dim == head_dim) return c;
-  return FwdTileConfig{0, 0, 0, 0};
+    if (c.head_dim == head_dim && c.transform == transform) return c;
+  return FwdTileConfig{0, false, 0, 0, 0};
 }
 
 }  // namespace flashcute::sm80

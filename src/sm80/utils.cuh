@@ -13,8 +13,16 @@ namespace flashcute::sm80 {
 // instead of read (out-of-range rows of the last tile; columns beyond d of a padded bucket).
 template <class TiledCopy, class Src, class Dst, class Coord>
 __device__ __forceinline__ void copy_zfill(const TiledCopy& tiled_copy, const Src& src, Dst&& dst, const Coord& coord,
-                                           int64_t max_rows, int max_cols) {
+                                           int max_rows, int max_cols) {
   using namespace cute;
+  // Interior tiles (all but the last K/V block and padded head dims): this thread's last row and
+  // column are in range, so every copy is; one test instead of one per copy.
+  constexpr int kLastM = decltype(size<1>(src))::value - 1;
+  constexpr int kLastK = decltype(size<2>(src))::value - 1;
+  if (get<0>(coord(0, kLastM, 0)) < max_rows && get<1>(coord(0, 0, kLastK)) < max_cols) {
+    copy(tiled_copy, src, dst);
+    return;
+  }
   CUTE_UNROLL
   for (int m = 0; m < size<1>(src); ++m) {
     if (get<0>(coord(0, m, 0)) < max_rows) {
@@ -35,7 +43,7 @@ __device__ __forceinline__ void copy_zfill(const TiledCopy& tiled_copy, const Sr
 // Stores a thread's (CPY, CPY_M, CPY_K) register partition to gmem, skipping out-of-range rows/cols.
 template <class TiledCopy, class Src, class Dst, class Coord>
 __device__ __forceinline__ void copy_predicated(const TiledCopy& tiled_copy, const Src& src, Dst&& dst,
-                                                const Coord& coord, int64_t max_rows, int max_cols) {
+                                                const Coord& coord, int max_rows, int max_cols) {
   using namespace cute;
   CUTE_UNROLL
   for (int m = 0; m < size<1>(src); ++m) {

@@ -282,6 +282,17 @@ TEST(Validation, SeqlenOfVDisagrees) {
   EXPECT_REJECTED(run(a), StatusCode::kInvalidArgument, "v: seqlen_k=255 does not match k's seqlen_k=256");
 }
 
+TEST(Validation, SeqlenAboveMax) {
+  FwdArgs a = valid_fwd();
+  const int64_t big = (int64_t(1) << 29) + 1;
+  a.k = make_tensor_4d(fake_ptr(2), DType::kFloat16, 2, big, 2, 64);
+  a.v = make_tensor_4d(fake_ptr(3), DType::kFloat16, 2, big, 2, 64);
+  EXPECT_REJECTED(run(a), StatusCode::kInvalidArgument, "k: seqlen_k=536870913 exceeds the maximum of 536870912 (2^29)");
+  VarlenFwdArgs v = valid_varlen();
+  v.max_seqlen_q = big;
+  EXPECT_REJECTED(run(v), StatusCode::kInvalidArgument, "max_seqlen_q=536870913 exceeds the maximum of 536870912 (2^29)");
+}
+
 TEST(Validation, OutShapeDisagrees) {
   FwdArgs a = valid_fwd();
   a.out.shape[1] = 64;
