@@ -106,9 +106,9 @@ const BuildInfo& current_build() {
 }
 
 namespace smoke {
-Status run_smoke_mma(DType dtype, const SmokeMmaArgs& args) {
+Status run_smoke_mma(Arch arch, DType dtype, const SmokeMmaArgs& args) {
   SmokeFn fn = nullptr;
-  const Status s = lookup(kSmokeMma, KernelKey{Arch::kSm80, dtype, 0, Variant::kDefault}, "smoke_mma", &fn);
+  const Status s = lookup(kSmokeMma, KernelKey{arch, dtype, 0, Variant::kDefault}, "smoke_mma", &fn);
   if (!s.ok()) return s;
   return fn(args);
 }

@@ -22,7 +22,8 @@ Status dispatch_fwd(const KernelKey& key, const FwdParams& params, Stream stream
 Status dispatch_bwd(const KernelKey& key, const BwdParams& params, Stream stream, const DeviceInfo& device);
 
 namespace smoke {
-Status run_smoke_mma(DType dtype, const SmokeMmaArgs& args);
+// Runs the smoke product compiled for `arch`'s targets (kSm90: sm_90a; needs a 9.0 GPU).
+Status run_smoke_mma(Arch arch, DType dtype, const SmokeMmaArgs& args);
 }  // namespace smoke
 
 }  // namespace flashcute

@@ -86,6 +86,7 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __
   const int lane = threadIdx.x % kBwdLanesPerRow;
   const Element* out = static_cast<const Element*>(p.out);
   const Element* dout = static_cast<const Element*>(p.dout);
+#pragma unroll
   for (int step = 0; step < kBwdRowsPerCta / kBwdRowsPerStep; ++step) {
     const int64_t i = r0 + step * kBwdRowsPerStep + threadIdx.x / kBwdLanesPerRow;
     const bool valid = i < s.len;  // every lane runs every step: the shuffles below need the whole warp
@@ -94,12 +95,15 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __
       const Element* o = out + bwd_tensor_offset(p, batch, s, i, head, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
       const Element* g =
           dout + bwd_tensor_offset(p, batch, s, i, head, p.do_batch_stride, p.do_row_stride, p.do_head_stride);
-      for (int c = lane * 8; c < p.head_dim_v; c += kBwdLanesPerRow * 8) {
-        float x[8], y[8];
-        load8(o + c, x);
-        load8(g + c, y);
 #pragma unroll
-        for (int k = 0; k < 8; ++k) acc = fmaf(x[k], y[k], acc);
+      for (int c = lane * 8; c < Tr::kHeadDim; c += kBwdLanesPerRow * 8) {
+        if (c < p.head_dim_v) {
+          float x[8], y[8];
+          load8(o + c, x);
+          load8(g + c, y);
+#pragma unroll
+          for (int k = 0; k < 8; ++k) acc = fmaf(x[k], y[k], acc);
+        }
       }
     }
 #pragma unroll
@@ -114,8 +118,9 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __
         p.lse_log2[ws_row] = lse == -INFINITY ? INFINITY : lse * kLog2e;  // a row that sees no key: P = 0
       }
       float* dq = p.dq_accum + ws_row * p.head_dim;
-      for (int c = lane * 4; c < p.head_dim; c += kBwdLanesPerRow * 4)
-        *reinterpret_cast<float4*>(dq + c) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+      for (int c = lane * 4; c < Tr::kHeadDim; c += kBwdLanesPerRow * 4)
+        if (c < p.head_dim) *reinterpret_cast<float4*>(dq + c) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
 }
@@ -129,32 +134,39 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dq_kernel(cons
   const BwdSeq s = bwd_seq_q(p, batch);
   const int64_t r0 = int64_t(blockIdx.x) * kBwdRowsPerCta;
   const int lane = threadIdx.x % kBwdLanesPerRow;
+#pragma unroll
   for (int step = 0; step < kBwdRowsPerCta / kBwdRowsPerStep; ++step) {
     const int64_t i = r0 + step * kBwdRowsPerStep + threadIdx.x / kBwdLanesPerRow;
     if (i >= s.len) return;
     const float* acc = p.dq_accum + (head * p.total_q + s.row0 + i) * p.head_dim;
     Element* dq = static_cast<Element*>(p.dq) +
                   bwd_tensor_offset(p, batch, s, i, head, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride);
-    for (int c = lane * 8; c < p.head_dim; c += kBwdLanesPerRow * 8) {
-      float x[8] = {};
-      add8(acc + c, x);
 #pragma unroll
-      for (int k = 0; k < 8; ++k) x[k] *= p.softmax_scale;
-      store8(dq + c, x);
+    for (int c = lane * 8; c < Tr::kHeadDim; c += kBwdLanesPerRow * 8) {
+      if (c < p.head_dim) {
+        float x[8] = {};
+        add8(acc + c, x);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) x[k] *= p.softmax_scale;
+        store8(dq + c, x);
+      }
     }
   }
 }
 
 // dst[c] = sum over the group's q heads g (in order) of src[g * head_stride + c], for this lane's
 // 8-column chunks of a row of `dim` columns.
-template <class Element>
+template <int kMaxDim, class Element>
 __device__ __forceinline__ void sum_group(const float* src, int64_t head_stride, int group, int dim, int lane,
                                           Element* dst) {
-  for (int c = lane * 8; c < dim; c += kBwdLanesPerRow * 8) {
-    float x[8] = {};
-    const float* at = src + c;
-    for (int g = 0; g < group; ++g, at += head_stride) add8(at, x);  // fixed order: deterministic
-    store8(dst + c, x);
+#pragma unroll
+  for (int c = lane * 8; c < kMaxDim; c += kBwdLanesPerRow * 8) {
+    if (c < dim) {
+      float x[8] = {};
+      const float* at = src + c;
+      for (int g = 0; g < group; ++g, at += head_stride) add8(at, x);  // fixed order: deterministic
+      store8(dst + c, x);
+    }
   }
 }
 
@@ -169,6 +181,7 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dkv_kernel(con
   const int lane = threadIdx.x % kBwdLanesPerRow;
   const int64_t head_stride_dk = p.total_k * p.head_dim;  // floats between two q heads' shares
   const int64_t head_stride_dv = p.total_k * p.head_dim_v;
+#pragma unroll
   for (int step = 0; step < kBwdRowsPerCta / kBwdRowsPerStep; ++step) {
     const int64_t j = r0 + step * kBwdRowsPerStep + threadIdx.x / kBwdLanesPerRow;
     if (j >= s.len) return;
@@ -179,8 +192,8 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dkv_kernel(con
                   bwd_tensor_offset(p, batch, s, j, kv_head, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);
     Element* dv = static_cast<Element*>(p.dv) +
                   bwd_tensor_offset(p, batch, s, j, kv_head, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride);
-    sum_group(acc_k, head_stride_dk, p.head_ratio, p.head_dim, lane, dk);
-    sum_group(acc_v, head_stride_dv, p.head_ratio, p.head_dim_v, lane, dv);
+    sum_group<Tr::kHeadDim>(acc_k, head_stride_dk, p.head_ratio, p.head_dim, lane, dk);
+    sum_group<Tr::kHeadDim>(acc_v, head_stride_dv, p.head_ratio, p.head_dim_v, lane, dv);
   }
 }
 
