@@ -22,10 +22,16 @@ Run on the GPU machine after building the extension into a build tree, e.g.
     PYTHONPATH=build/gpu/python python3 bench/bench_fwd.py --quick --out gpu-out/bench
 (or after `pip install --no-build-isolation .`, with no PYTHONPATH). Exits 2 if flashcute (with its
 compiled extension), torch or a CUDA device is missing.
+
+A crash prints the Python stack (faulthandler is on) and the native one (FLASHCUTE_NATIVE_BACKTRACE
+defaults to 1 here; resolve _C*.so(+0x...) offsets with addr2line -fCe). --trace (or FLASHCUTE_TRACE=1,
+which also makes flashcute._C trace every call) prints one timestamped stderr line per phase, so a
+log that ends in a crash says how far the run got.
 """
 
 import argparse
 import datetime
+import faulthandler
 import glob
 import json
 import os
@@ -47,6 +53,16 @@ LABELS = {
     "sdpa_efficient": "mem-eff (SDPA)",
     "flex": "FlexAttention",
 }
+
+
+T0 = time.time()
+_TRACE = [os.environ.get("FLASHCUTE_TRACE", "0") not in ("", "0")]
+
+
+def phase(msg):
+    """One flushed stderr line per phase under --trace / FLASHCUTE_TRACE=1."""
+    if _TRACE[0]:
+        print(f"bench_fwd: [{time.time() - T0:7.2f} s] {msg}", file=sys.stderr, flush=True)
 
 
 def fail(msg):
@@ -72,6 +88,7 @@ def parse_args():
     p.add_argument("--no-flush", action="store_true", help="do not flush L2 between timed calls")
     p.add_argument("--fa3-json", default=None, help="FA3/cuDNN/FA2 H100 table (default: shared/docs/...)")
     p.add_argument("--strict", action="store_true", help="exit 1 when a spot check exceeds its tolerance")
+    p.add_argument("--trace", action="store_true", help="one timestamped stderr line per phase (see the doc)")
     a = p.parse_args()
     if a.quick:
         a.dtypes, a.head_dims, a.seqlens, a.causal = "bf16", "64,128", "2048,8192", "both"
@@ -246,12 +263,20 @@ def make_flex(torch, q, k, v, causal):
 
 # ---- the run ------------------------------------------------------------------------------------------
 def main():
+    # A native crash prints the Python stack (faulthandler) and, from flashcute._C, the native one
+    # (FLASHCUTE_NATIVE_BACKTRACE, read when the extension is imported): never an empty log again.
+    faulthandler.enable()
+    os.environ.setdefault("FLASHCUTE_NATIVE_BACKTRACE", "1")
     args = parse_args()
+    _TRACE[0] = _TRACE[0] or args.trace
+    phase("importing flashcute")
     flashcute = import_flashcute()
+    phase(f"imported flashcute {flashcute.__version__} from {os.path.dirname(flashcute._C.__file__)}; importing torch")
     try:
         import torch
     except ImportError as exc:
         fail(f"torch is required for the peers ({exc})")
+    phase(f"imported torch {torch.__version__}; initializing CUDA")
     if not torch.cuda.is_available():
         fail("no CUDA device")
     dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -259,6 +284,7 @@ def main():
         if d not in dtypes:
             fail(f"--dtypes: unknown dtype '{d}' (bf16, fp16)")
 
+    phase("CUDA available; collecting the environment (device, cuDNN, nvidia-smi, git)")
     meta = gpu_meta(torch, flashcute)
     fa3, fa3_src = load_fa3(args.fa3_json)
     meta.update(grid={"dtypes": args.dtype_list, "head_dims": args.head_dim_list, "seqlens": args.seqlen_list,
@@ -286,6 +312,7 @@ def main():
             impls = make_impls(torch, flashcute, args.impl_list, q, k, v, causal, args.backend)
             for name, (fn, ctx) in impls.items():
                 rec = dict(case, impl=name)
+                phase(f"case {n_case}/{len(cases)} {dt} d{d} causal={causal} s{seqlen}: {name}")
                 try:
                     with ctx():
                         torch.cuda.synchronize()

@@ -7,8 +7,17 @@ device, runs on torch's current stream for that device, and mutates nothing; eac
 (`register_autograd`), which calls the backward op.
 
 Tensors cross into the extension as DLPack capsules from torch.utils.dlpack.to_dlpack, not through
-Tensor.__dlpack__: the capsule path does no stream handshake (so it is safe under CUDA graph
-capture and costs no event per tensor) and accepts tensors that require grad.
+Tensor.__dlpack__: the capsule path does no stream handshake on any torch version (torch 2.8-2.9's
+Tensor.__dlpack__() synchronizes with the legacy default stream, which breaks CUDA graph capture),
+costs no event and no device check per tensor, and (after detach) accepts tensors that require grad.
+
+Ownership (tests/python/test_package_cpu.py checks it): every call builds fresh capsules, one per
+tensor, that live in the call's argument list until the call returns and are never passed again. On
+import the extension takes the DLManagedTensor over (the capsule is renamed "used_dltensor" and its
+destructor cleared, as the DLPack protocol says) and calls its deleter exactly once when the call
+ends, by a normal return on the error path as well (the extension raises without C++ exceptions).
+A capsule the extension never imports (the call failed on another argument first) is freed by torch's
+own capsule destructor.
 """
 
 import contextlib

@@ -67,9 +67,9 @@ Status Bwd<K>::run(const BwdParams& p, Stream stream, int64_t max_smem_optin) {
     if (Status st = launched("dq postprocess"); !st.ok()) return st;
   }
 
-  const unsigned k_row_blocks = blocks(p.seqlen_k, kBwdRowsPerCta);
-  if (p.dk_accum != nullptr && k_row_blocks > 0) {
-    const dim3 grid(k_row_blocks, static_cast<unsigned>(p.heads_kv), static_cast<unsigned>(p.batch));
+  const unsigned k_chunk_blocks = blocks(p.seqlen_k * (K.head_dim / 8), kBwdRowThreads);
+  if (p.dk_accum != nullptr && k_chunk_blocks > 0) {
+    const dim3 grid(k_chunk_blocks, static_cast<unsigned>(p.heads_kv), static_cast<unsigned>(p.batch));
     bwd_postprocess_dkv_kernel<Traits><<<grid, kBwdRowThreads, 0, s>>>(p);
     if (Status st = launched("dk/dv postprocess"); !st.ok()) return st;
   }

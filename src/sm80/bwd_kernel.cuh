@@ -1,15 +1,21 @@
 #pragma once
 // SM80 backward main kernel (FlashAttention-2 class): one CTA per (key block, q head, batch). K and V
 // of the block stay in smem; the CTA walks the query blocks that see any of its keys, in ascending
-// order, with Q and dO double-buffered through cp.async (the next block's loads fly during this
-// block's five products). Per query block:
-//   S = Q K^T, dP = dO V^T                    (mma.sync, operands from smem)
+// order, with Q and dO (and the rows' LSE and D) double-buffered through cp.async: the next block's
+// loads fly during this block's five products (one buffer for d 256, where two do not fit an A100).
+// Per query block:
+//   S = Q K^T, dP = dO V^T                    (mma.sync, operands from smem; in row slices)
 //   P = exp2(S' * mult - lse * log2 e), dS = P * (dP - D) [* (1 - tanh^2) under softcap]
 //   P, dS -> smem (16-bit)
 //   dV += P^T dO, dK += dS^T Q                (registers, the whole loop; transposing ldmatrix)
-//   dQ  = dS K -> fp32 atomics into the workspace (deterministic mode: in key-block order)
+//   dQ  = dS K -> fp32 reductions into the workspace (in column slices; deterministic mode: in
+//                 key-block order, one turn counter per query block)
 // S' is the forward's score transform (softcap, then ALiBi); masks are applied only to the blocks a
 // row boundary crosses, with the forward's per-row interval test (mask.h's visible_key_range).
+//
+// Registers are the constraint (dK + dV alone are 64-128 per thread): S/dP and dQ are computed in
+// slices (bwd_tile_config.h), the products walk k in a rolled loop (bwd_gemm), and the per-CTA
+// scalars live in shared memory (BwdCtaScalars). With any of these undone, nvcc 13.0 spilled.
 
 #include <cute/tensor.hpp>
 
@@ -44,12 +50,12 @@ __device__ __forceinline__ void bwd_visible_rows(int64_t n0, int64_t n1, int64_t
 
 __device__ __forceinline__ int ld_acquire_gpu(const int* ptr) {
   int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(__cvta_generic_to_global(ptr)) : "memory");
   return v;
 }
 
 __device__ __forceinline__ void st_release_gpu(int* ptr, int v) {
-  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(ptr), "r"(v) : "memory");
+  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(__cvta_generic_to_global(ptr)), "r"(v) : "memory");
 }
 
 // 4-byte cp.async; src_size 0 (pred false) zero-fills the destination without reading.
@@ -58,20 +64,20 @@ __device__ __forceinline__ void cp_async_f32_zfill(float* smem_dst, const float*
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(pred ? 4 : 0));
 }
 
-// Adds two adjacent fp32 values to global memory (one vector reduction on sm_90, two on sm_80).
+// Adds two adjacent fp32 values to global memory without returning anything: one vector reduction on
+// sm_90, two scalar ones on sm_80. Explicit .global PTX: the pointer comes from shared memory
+// (BwdCtaScalars), where the compiler loses its address space and emits generic atomics with a
+// shared/local fallback loop around every one of them.
 __device__ __forceinline__ void atomic_add_pair(float* ptr, float a, float b) {
+  const size_t g = __cvta_generic_to_global(ptr);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  atomicAdd(reinterpret_cast<float2*>(ptr), make_float2(a, b));
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(g), "f"(a), "f"(b) : "memory");
 #else
-  atomicAdd(ptr, a);
-  atomicAdd(ptr + 1, b);
+  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(g), "f"(a) : "memory");
+  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(g + sizeof(float)), "f"(b) : "memory");
 #endif
 }
 
-// P and dS of one (query block, key block) from S and dP, in place, on (rows, cols) views with
-// `coords` the same view of the identity partition. s_lse2[row] is the row's LSE in log2 units (+inf
-// for a row that sees no key: its P is exactly 0), s_dd[row] its D; both 0 for rows past the
-// sequence, whose Q and dO rows are zero-filled, so their P is finite and their dS and dV shares 0.
 // How the raw scores s = q.k become the softmax's logits (the forward's score transform).
 enum class BwdScore {
   kRaw,      // no transform: the exp2 multiplier holds softmax_scale * log2(e)
@@ -436,8 +442,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
 
     bwd_gemm(mma_dkv, acc_dv, tdVrPt, tdVrdOt, tdVsPt, s2r_thr_dkv_b.partition_S(sdOt_of(buf)), s2r_dkv_a, s2r_dkv_b,
             s2r_thr_dkv_a, s2r_thr_dkv_b);
-    // Scheduling fence (no data hazard): without it ptxas interleaves the three independent products
-    // dV, dK, dQ, keeping all their operand fragments live at once next to dK + dV, and spills.
+    // Scheduling fence (no data hazard): keeps ptxas from overlapping the independent products dV, dK
+    // and dQ, which keeps their operand fragments live at once next to dK + dV.
     __syncwarp();
     bwd_gemm(mma_dkv, acc_dk, tdKrdSt, tdKrQt, tdKsdSt, s2r_thr_dkv_b.partition_S(sQt_of(buf)), s2r_dkv_a, s2r_dkv_b,
             s2r_thr_dkv_a, s2r_thr_dkv_b);
@@ -555,10 +561,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         CUTE_UNROLL
         for (int c = 0; c < size<1>(dk_rc); c += 2) {
           const int col = get<1>(tdKVc_rc(0, c));
+          // 32-bit offsets inside the block (row < kBlockN, d <= 256).
           if (col < p.head_dim)
-            *reinterpret_cast<float2*>(dk_acc + int64_t(row) * p.head_dim + col) = make_float2(dk_rc(r, c), dk_rc(r, c + 1));
+            *reinterpret_cast<float2*>(dk_acc + (row * p.head_dim + col)) = make_float2(dk_rc(r, c), dk_rc(r, c + 1));
           if (col < p.head_dim_v)
-            *reinterpret_cast<float2*>(dv_acc + int64_t(row) * p.head_dim_v + col) = make_float2(dv_rc(r, c), dv_rc(r, c + 1));
+            *reinterpret_cast<float2*>(dv_acc + (row * p.head_dim_v + col)) = make_float2(dv_rc(r, c), dv_rc(r, c + 1));
         }
       }
     }

@@ -5,9 +5,9 @@
 //                in deterministic mode, the per-query-block turn counters
 //   postprocess  dQ accumulator * softmax_scale -> dq (input dtype, caller's strides)
 //   GQA/MQA      dK, dV: the per-q-head fp32 shares summed over each group in q-head order -> dk, dv
-// Memory-bound and simple: 8 lanes per row, 8 elements (one 16-byte access of the 16-bit tensors)
-// per lane per step. They are templated on the main kernel's traits only so that every generated
-// TU owns its instantiations.
+// Memory-bound and simple: 8 elements (one 16-byte access of the 16-bit tensors) per thread per step,
+// 8 lanes per row (pre/dQ) or one thread per 8-column chunk (dK/dV). They are templated on the main
+// kernel's traits so that every generated TU owns its instantiations.
 
 #include <cuda_runtime.h>
 
@@ -154,46 +154,35 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dq_kernel(cons
   }
 }
 
-// dst[c] = sum over the group's q heads g (in order) of src[g * head_stride + c], for this lane's
-// 8-column chunks of a row of `dim` columns.
-template <int kMaxDim, class Element>
-__device__ __forceinline__ void sum_group(const float* src, int64_t head_stride, int group, int dim, int lane,
-                                          Element* dst) {
-#pragma unroll
-  for (int c = lane * 8; c < kMaxDim; c += kBwdLanesPerRow * 8) {
-    if (c < dim) {
-      float x[8] = {};
-      const float* at = src + c;
-      for (int g = 0; g < group; ++g, at += head_stride) add8(at, x);  // fixed order: deterministic
-      store8(dst + c, x);
-    }
-  }
-}
-
-// GQA/MQA: grid (ceil(seqlen_k / kBwdRowsPerCta), heads_kv, batch).
+// GQA/MQA: one thread per (key row, 8-column chunk of the bucket), kBwdRowThreads per CTA:
+// grid (ceil(seqlen_k * kHeadDim / 8 / kBwdRowThreads), heads_kv, batch).
 template <class Tr>
 __global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dkv_kernel(const __grid_constant__ BwdParams p) {
   using Element = typename Tr::Element;
+  constexpr int kChunks = Tr::kHeadDim / 8;
   const int kv_head = blockIdx.y;
   const int batch = blockIdx.z;
   const BwdSeq s = bwd_seq_k(p, batch);
-  const int64_t r0 = int64_t(blockIdx.x) * kBwdRowsPerCta;
-  const int lane = threadIdx.x % kBwdLanesPerRow;
-  const int64_t head_stride_dk = p.total_k * p.head_dim;  // floats between two q heads' shares
-  const int64_t head_stride_dv = p.total_k * p.head_dim_v;
-#pragma unroll
-  for (int step = 0; step < kBwdRowsPerCta / kBwdRowsPerStep; ++step) {
-    const int64_t j = r0 + step * kBwdRowsPerStep + threadIdx.x / kBwdLanesPerRow;
-    if (j >= s.len) return;
-    const int h0 = kv_head * p.head_ratio;  // the group's first q head
-    const float* acc_k = p.dk_accum + (h0 * p.total_k + s.row0 + j) * p.head_dim;
-    const float* acc_v = p.dv_accum + (h0 * p.total_k + s.row0 + j) * p.head_dim_v;
-    Element* dk = static_cast<Element*>(p.dk) +
-                  bwd_tensor_offset(p, batch, s, j, kv_head, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);
-    Element* dv = static_cast<Element*>(p.dv) +
-                  bwd_tensor_offset(p, batch, s, j, kv_head, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride);
-    sum_group<Tr::kHeadDim>(acc_k, head_stride_dk, p.head_ratio, p.head_dim, lane, dk);
-    sum_group<Tr::kHeadDim>(acc_v, head_stride_dv, p.head_ratio, p.head_dim_v, lane, dv);
+  const int64_t t = int64_t(blockIdx.x) * kBwdRowThreads + threadIdx.x;
+  const int64_t j = t / kChunks;
+  const int c = static_cast<int>(t % kChunks) * 8;
+  if (j >= s.len) return;
+  const int64_t row = kv_head * int64_t(p.head_ratio) * p.total_k + s.row0 + j;  // the group's first q head
+  if (c < p.head_dim) {
+    float x[8] = {};
+    const float* at = p.dk_accum + row * p.head_dim + c;
+    for (int g = 0; g < p.head_ratio; ++g, at += p.total_k * p.head_dim) add8(at, x);  // fixed order: deterministic
+    store8(static_cast<Element*>(p.dk) +
+               bwd_tensor_offset(p, batch, s, j, kv_head, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride) + c,
+           x);
+  }
+  if (c < p.head_dim_v) {
+    float x[8] = {};
+    const float* at = p.dv_accum + row * p.head_dim_v + c;
+    for (int g = 0; g < p.head_ratio; ++g, at += p.total_k * p.head_dim_v) add8(at, x);
+    store8(static_cast<Element*>(p.dv) +
+               bwd_tensor_offset(p, batch, s, j, kv_head, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride) + c,
+           x);
   }
 }
 

@@ -51,7 +51,7 @@ constexpr BwdTileConfig kBwdTileConfigs[] = {
     // and dK/dV 32 + 32 registers per thread; 160 KB.
     {64, 128, 128, 8, 4, 4, 4, 2, 2, 1},
     // d 96: dQ warps 4 x 2 because d = 96 is not a multiple of the 64-wide N tile of 2 x 4; 128 KB.
-    {96, 64, 128, 8, 2, 4, 4, 2, 1, 1},
+    {96, 64, 128, 8, 2, 4, 4, 2, 2, 1},
     // d 128: block_n 128 (half the Q/dO reloads and dQ atomics of block_n 64); dK + dV 128 regs;
     // 160 KB.
     {128, 64, 128, 8, 2, 4, 2, 2, 2, 2},
@@ -59,7 +59,7 @@ constexpr BwdTileConfig kBwdTileConfigs[] = {
     {192, 64, 64, 8, 2, 2, 2, 2, 1, 1},
     // d 256: dK + dV 128 registers, dQ 64; two Q/dO stages (208 KB) would not fit an A100, one
     // stage is 144 KB.
-    {256, 64, 64, 8, 2, 2, 2, 1, 1, 4},
+    {256, 64, 64, 8, 2, 2, 2, 1, 2, 4},
 };
 
 constexpr BwdTileConfig bwd_tile_config(int head_dim) {

@@ -1,10 +1,16 @@
 # pytest configuration for flashcute's Python tests. Tests that need a GPU use the `gpu` marker and
 # skip with a visible reason where no CUDA device is present (the package arrives in a later issue).
+import os
 import pathlib
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
+
+# A native crash in flashcute._C prints the native stack (then pytest's faulthandler the Python one):
+# read when the extension is imported, which happens after this file. FLASHCUTE_TRACE=1 in the
+# environment adds one stderr line per step of every extension call.
+os.environ.setdefault("FLASHCUTE_NATIVE_BACKTRACE", "1")
 
 
 def pytest_configure(config):

@@ -484,3 +484,178 @@ def test_torch_compile_fullgraph_traces_on_meta(torch):
 
     torch.compile(loss, fullgraph=True, backend="aot_eager")(q, k).backward()
     assert q.grad.shape == q.shape and k.grad.shape == k.shape
+
+
+# ---- DLPack ownership and the error paths (regression: a bad-input call segfaulted on the GPU) -----------
+# test_fwd_gpu.py::test_bad_input_on_the_gpu died with SIGSEGV inside _C.fwd on its first call
+# (float32 CUDA tensors -> TypeError expected): the first error raised by the extension in that process.
+# The tests below drive the same path without a GPU: the same DLPack producers (torch's to_dlpack
+# capsules, raw capsules, __dlpack__ objects), inputs that claim a CUDA device so that validation gets
+# past the device check, hundreds of failing calls, and reference counts that must come back exactly
+# (a leaked DLManagedTensor keeps them up, a double free drops them or crashes).
+_PyCapsule_IsValid = ctypes.pythonapi.PyCapsule_IsValid
+_PyCapsule_IsValid.restype = ctypes.c_int
+_PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+_PyCapsule_GetPointer.restype = ctypes.c_void_p
+_PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+def _claim_cuda(capsule):
+    """Rewrites the device of an unconsumed DLPack capsule's tensor to cuda:0, in place (the producer's
+    deleter does not read it). The data pointer stays a host pointer: only failing calls may see it."""
+    if _PyCapsule_IsValid(capsule, b"dltensor"):
+        mt = _DLManagedTensor.from_address(_PyCapsule_GetPointer(capsule, b"dltensor"))
+    else:
+        mt = _DLManagedTensorVersioned.from_address(_PyCapsule_GetPointer(capsule, b"dltensor_versioned"))
+    mt.dl_tensor.device.device_type = _KDLCUDA
+    mt.dl_tensor.device.device_id = 0
+    return capsule
+
+
+def _consumed(capsule):
+    return bool(_PyCapsule_IsValid(capsule, b"used_dltensor") or _PyCapsule_IsValid(capsule, b"used_dltensor_versioned"))
+
+
+@needs_ext
+def test_raw_capsules_on_the_error_path_are_consumed_once():
+    np = pytest.importorskip("numpy")
+    q = np.zeros((2, 16, 4, 64), np.float16)
+    out = np.zeros_like(q)
+    base_q, base_out = sys.getrefcount(q), sys.getrefcount(out)
+    for _ in range(500):
+        caps = [q.__dlpack__() for _ in range(3)] + [out.__dlpack__()]
+        with pytest.raises(ValueError, match=r"^q: tensor is on cpu; expected a CUDA device tensor$"):
+            flashcute._C.fwd(*caps)
+        assert all(_consumed(c) for c in caps)  # taken over by the extension, released by it once
+        # a consumed capsule is refused, not imported (and freed) a second time
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            flashcute._C.fwd(*caps)
+        # one capsule passed twice: the second import is refused, the first released once
+        c = q.__dlpack__()
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            flashcute._C.fwd(c, c, c, out.__dlpack__())
+    del caps, c
+    assert (sys.getrefcount(q), sys.getrefcount(out)) == (base_q, base_out)
+
+
+@needs_ext
+def test_error_path_through_dunder_dlpack_releases_every_array():
+    np = pytest.importorskip("numpy")
+    arrays = [np.zeros((2, 16, 4, 64), np.float16) for _ in range(4)]
+    base = [sys.getrefcount(a) for a in arrays]
+    for _ in range(500):
+        with pytest.raises(ValueError, match=r"^q: tensor is on cpu"):
+            ops.fwd(*arrays)
+        with pytest.raises(ValueError, match=r"^q: tensor is on cpu"):
+            ops.fwd_workspace_size(*arrays)
+    assert [sys.getrefcount(a) for a in arrays] == base
+
+
+@needs_ext
+def test_torch_capsules_on_the_error_path(torch):
+    """The call that crashed, short of the GPU: _C.fwd with torch.utils.dlpack.to_dlpack capsules
+    claiming cuda:0, a workspace callable and a stream, as _torch_ops.fwd makes it, failing in
+    validation; every tensor's use count comes back to where it was."""
+    from torch.utils.dlpack import to_dlpack
+
+    if not hasattr(torch.Tensor, "_use_count"):
+        pytest.skip("this torch has no Tensor._use_count")
+    q = torch.randn(2, 64, 4, 128).to(torch.bfloat16)
+    q32, q16, v64 = q.float(), q.half(), q[..., :64]
+    out, out32 = torch.empty_like(q), torch.empty_like(q32)
+    lse = torch.empty(2, 4, 64)
+    tensors = (q, q32, q16, v64, out, out32, lse)
+    base = [t._use_count() for t in tensors]
+    asked = []
+    cases = [
+        (TypeError, r"^q: dtype float32 is not supported; expected float16 or bfloat16$", (q32, q32, q32, out32)),
+        (TypeError, r"^k: dtype float16 does not match q's dtype bfloat16$", (q, q16, q, out)),
+        (ValueError, r"^out: shape \(2, 64, 4, 128\) does not match the expected \(2, 64, 4, 64\)$", (q, q, v64, out)),
+    ]
+    for _ in range(300):
+        for exc, pattern, (a, b, c, o) in cases:
+            caps = [_claim_cuda(to_dlpack(t)) for t in (a, b, c, o, lse)]
+            with pytest.raises(exc, match=pattern):
+                flashcute._C.fwd(*caps, None, False, -1, -1, 0.0, None, 0, "auto", asked.append, 0.0)
+            assert all(_consumed(x) for x in caps)
+    del caps
+    assert not asked  # the forward needs no workspace: the callable is never called
+    assert [t._use_count() for t in tensors] == base
+
+
+@needs_ext
+def test_torch_flash_attn_func_error_path_like_the_gpu_test(torch, monkeypatch):
+    """tests/python/test_fwd_gpu.py::test_bad_input_on_the_gpu on CPU tensors that the DLPack capsules
+    declare to be on cuda:0: flash_attn_func -> torch.ops.flashcute.fwd -> _torch_ops.fwd -> _C.fwd,
+    the same messages, many times over, and no tensor kept or freed once too often."""
+    import flashcute._torch_ops as torch_ops
+
+    real_to_dlpack = torch_ops.to_dlpack
+    monkeypatch.setattr(torch_ops, "to_dlpack", lambda t: _claim_cuda(real_to_dlpack(t)))
+    from flashcute import flash_attn_func
+
+    q = torch.randn(2, 64, 4, 128).to(torch.bfloat16)
+    x59, kv3 = torch.randn(2, 64, 4, 59).to(torch.bfloat16), torch.randn(2, 64, 3, 128).to(torch.bfloat16)
+    base = [t._use_count() for t in (q, x59, kv3)] if hasattr(q, "_use_count") else None
+    for _ in range(100):
+        with pytest.raises(TypeError, match=r"^q: dtype float32 is not supported; expected float16 or bfloat16$"):
+            flash_attn_func(q.float(), q.float(), q.float())
+        with pytest.raises(TypeError, match=r"^k: dtype float16 does not match q's dtype bfloat16$"):
+            flash_attn_func(q, q.half(), q)
+        with pytest.raises(ValueError, match=r"^q: head_dim=59 must be a multiple of 8$"):
+            flash_attn_func(x59, x59, x59)
+        with pytest.raises(ValueError, match=r"^k: heads_kv=3 does not divide heads_q=4$"):
+            flash_attn_func(q, kv3, kv3)
+    if base is not None:
+        assert [t._use_count() for t in (q, x59, kv3)] == base
+
+
+def _run_python(code, **env):
+    full_env = dict(os.environ, **env)
+    full_env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-c", code], capture_output=True, text=True,
+                          env=full_env, timeout=120)
+
+
+@needs_ext
+def test_trace_names_each_step():
+    res = _run_python(
+        "import numpy as np, flashcute\n"
+        "q = np.zeros((2, 16, 4, 64), np.float16)\n"
+        "try:\n    flashcute.ops.fwd(q, q, q, q)\nexcept ValueError as e:\n    print('raised', e)\n",
+        FLASHCUTE_TRACE="1")
+    if "No module named 'numpy'" in res.stderr:
+        pytest.skip("numpy is not installed")
+    assert res.returncode == 0, res.stderr
+    assert "raised q: tensor is on cpu" in res.stdout
+    assert "[flashcute._C] fwd: arguments converted" in res.stderr
+    assert "[flashcute._C]   q: float16 on cpu:0, shape (2, 16, 4, 64)" in res.stderr
+    assert "[flashcute._C] fwd: raising ValueError: q: tensor is on cpu" in res.stderr
+
+
+@needs_ext
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the native backtrace is Linux-only")
+def test_native_backtrace_on_a_fatal_signal():
+    res = _run_python("import ctypes, flashcute\nctypes.string_at(0)\n", FLASHCUTE_NATIVE_BACKTRACE="1")
+    assert res.returncode != 0
+    assert "flashcute._C: fatal signal; native stack" in res.stderr
+    assert "Segmentation fault" in res.stderr  # faulthandler still runs after it (the Python stack)
+
+
+@needs_ext
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF dynamic symbols")
+def test_extension_exports_only_its_init_function():
+    import shutil
+
+    if shutil.which("nm") is None:
+        pytest.skip("nm is not installed")
+    res = subprocess.run(["nm", "-D", "--defined-only", flashcute._C.__file__], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    names = sorted(line.split()[-1] for line in res.stdout.splitlines() if line.strip())
+    assert names == ["PyInit__C"], names[:20]
