@@ -33,20 +33,36 @@ struct OnlineSoftmax {
   __device__ __forceinline__ void update(Scores& scores, AccO& acc_o, float mult) {
     using namespace cute;
     static_assert(decltype(size<0>(scores))::value == kRows, "row count mismatch");
+    // New row maxima first. When no row of the whole warp grew its max, every rescale factor is
+    // exactly 1 and the pass over acc_o is skipped (warp-uniform branch): after the first key
+    // blocks this is the common case, and it removes one multiply per accumulator per block.
+    float m_new[kRows];
+    bool grew = false;
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
       float m = row_max[r];
       CUTE_UNROLL
       for (int c = 0; c < size<1>(scores); ++c) m = fmaxf(m, scores(r, c));
-      m = quad_allreduce_max<kQuad>(m);
-      // A row that has seen only masked keys keeps m = -inf: use 0 as the reference so that
-      // exp2(-inf - 0) = 0 instead of exp2(-inf + inf) = NaN.
-      const float m_ref = m == -INFINITY ? 0.0f : m;
-      const float rescale = exp2_approx((row_max[r] - m_ref) * mult);
-      row_max[r] = m;
-      row_sum[r] *= rescale;
+      m_new[r] = quad_allreduce_max<kQuad>(m);
+      grew |= m_new[r] != row_max[r];
+    }
+    if (__any_sync(0xffffffffu, grew)) {
       CUTE_UNROLL
-      for (int c = 0; c < size<1>(acc_o); ++c) acc_o(r, c) *= rescale;
+      for (int r = 0; r < kRows; ++r) {
+        // A row that has seen only masked keys keeps m = -inf: use 0 as the reference so that
+        // exp2(-inf - 0) = 0 instead of exp2(-inf + inf) = NaN.
+        const float m_ref = m_new[r] == -INFINITY ? 0.0f : m_new[r];
+        const float rescale = exp2_approx((row_max[r] - m_ref) * mult);
+        row_sum[r] *= rescale;
+        CUTE_UNROLL
+        for (int c = 0; c < size<1>(acc_o); ++c) acc_o(r, c) *= rescale;
+      }
+    }
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      const float m = m_new[r];
+      const float m_ref = m == -INFINITY ? 0.0f : m;
+      row_max[r] = m;
       float sum = 0.0f;
       CUTE_UNROLL
       for (int c = 0; c < size<1>(scores); ++c) {
