@@ -87,8 +87,8 @@ enum class BwdScore {
 
 template <BwdScore kScore, bool kMask, class Scores, class DP, class Coords>
 __device__ __forceinline__ void bwd_p_ds(Scores& s, DP& dp, const Coords& coords, const BwdParams& p, int64_t m0,
-                                         int64_t n0, int64_t len_q, int64_t len_k, float slope, float cap_scale,
-                                         const float* s_lse2, const float* s_dd) {
+                                         int64_t n0, int64_t len_q, int64_t len_k, float slope, const float* s_lse2,
+                                         const float* s_dd) {
   using namespace cute;
   const float mult = p.score_log2_mult;
   const bool alibi = p.alibi_slopes != nullptr;
@@ -121,7 +121,7 @@ __device__ __forceinline__ void bwd_p_ds(Scores& s, DP& dp, const Coords& coords
       float x = s(r, c);
       float dtanh = 1.0f;
       if constexpr (kScore == BwdScore::kSoftcap) {
-        const float t = tanhf(x * cap_scale);
+        const float t = tanh_fast(x * p.softcap_scale);  // the forward's tanh: P matches its LSE
         x = p.softcap * t;
         dtanh = 1.0f - t * t;  // d/ds of c*tanh(s*scale/c) is scale*(1 - t^2); scale comes at the end
       } else if constexpr (kScore == BwdScore::kScaled) {
@@ -181,15 +181,15 @@ __device__ __forceinline__ void bwd_gemm(const TiledMma& mma, Acc& acc, FragA& t
 // where needed; bwd_tile_config.h counts kBwdScalarBytes). Kept in registers through the loop they
 // were what ptxas spilled whenever the products' operand fragments peaked.
 struct BwdCtaScalars {
-  const void* q;       // Q of this (sequence, q head), row 0
-  const void* dout;    // dO, same
-  const float* lse2;   // LSE in log2 units, row 0 of this (sequence, q head) in the workspace
-  const float* dd;     // D, same
-  float* dq_acc;       // dQ accumulator, same
-  int* semaphores;     // deterministic mode: this (batch, q head)'s turn counters
+  const void* q;                        // Q of this (sequence, q head), row 0
+  const void* dout;                     // dO, same
+  const float* lse2;                    // LSE in log2 units, row 0 of this (sequence, q head) in the workspace
+  const float* dd;                      // D, same
+  float* dq_acc;                        // dQ accumulator, same
+  int* semaphores;                      // deterministic mode: this (batch, q head)'s turn counters
   int64_t q_row_stride, do_row_stride;  // parked too: their per-thread 64-bit products were spilled
   int64_t len_q, len_k;
-  int64_t k_row0;      // first key row of the sequence (workspace / varlen tensors)
+  int64_t k_row0;  // first key row of the sequence (workspace / varlen tensors)
 };
 static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's scalar area is too small");
 
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   Element* smem_p = smem_do + kStages * Tr::kSmemQ;
   Element* smem_ds = smem_p + Tr::kSmemPdS;
   float* smem_lse2 = reinterpret_cast<float*>(smem_ds + Tr::kSmemPdS);  // kStages x kBlockM
-  float* smem_dd = smem_lse2 + kStages * kBlockM;                        // kStages x kBlockM
+  float* smem_dd = smem_lse2 + kStages * kBlockM;                       // kStages x kBlockM
   BwdCtaScalars* scalars = reinterpret_cast<BwdCtaScalars*>(smem_dd + kStages * kBlockM);
   if (tidx == 0) {
     BwdCtaScalars sc;
@@ -251,7 +251,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     sc.lse2 = p.lse_log2 + head * p.total_q + q_row0;
     sc.dd = p.softmax_d + head * p.total_q + q_row0;
     sc.dq_acc = p.dq_accum + (head * p.total_q + q_row0) * p.head_dim;
-    sc.semaphores = p.deterministic ? p.dq_semaphore + (int64_t(batch) * p.heads_q + head) * p.semaphore_m_blocks : nullptr;
+    sc.semaphores =
+        p.deterministic ? p.dq_semaphore + (int64_t(batch) * p.heads_q + head) * p.semaphore_m_blocks : nullptr;
     sc.q_row_stride = p.q_row_stride;
     sc.do_row_stride = p.do_row_stride;
     sc.len_q = len_q;
@@ -260,20 +261,28 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     *scalars = sc;
   }
   __syncthreads();  // RAW: the parked scalars are visible to every thread
-  Tensor sK = make_tensor(make_smem_ptr(smem_k), typename Tr::SmemLayoutKV{});          // (BN, D)
-  Tensor sV = make_tensor(make_smem_ptr(smem_v), typename Tr::SmemLayoutKV{});          // (BN, D)
-  Tensor sKt = make_tensor(make_smem_ptr(smem_k), typename Tr::SmemLayoutKt{});         // (D, BN)
+  Tensor sK = make_tensor(make_smem_ptr(smem_k), typename Tr::SmemLayoutKV{});   // (BN, D)
+  Tensor sV = make_tensor(make_smem_ptr(smem_v), typename Tr::SmemLayoutKV{});   // (BN, D)
+  Tensor sKt = make_tensor(make_smem_ptr(smem_k), typename Tr::SmemLayoutKt{});  // (D, BN)
   Tensor sKtNoSwizzle = make_tensor(make_smem_ptr(smem_k), typename Tr::SmemLayoutKtNoSwizzle{});
-  Tensor sP = make_tensor(make_smem_ptr(smem_p), typename Tr::SmemLayoutPdS{});         // (BM, BN)
-  Tensor sdS = make_tensor(make_smem_ptr(smem_ds), typename Tr::SmemLayoutPdS{});       // (BM, BN)
-  Tensor sPt = make_tensor(make_smem_ptr(smem_p), typename Tr::SmemLayoutPdSt{});       // (BN, BM)
-  Tensor sdSt = make_tensor(make_smem_ptr(smem_ds), typename Tr::SmemLayoutPdSt{});     // (BN, BM)
+  Tensor sP = make_tensor(make_smem_ptr(smem_p), typename Tr::SmemLayoutPdS{});      // (BM, BN)
+  Tensor sdS = make_tensor(make_smem_ptr(smem_ds), typename Tr::SmemLayoutPdS{});    // (BM, BN)
+  Tensor sPt = make_tensor(make_smem_ptr(smem_p), typename Tr::SmemLayoutPdSt{});    // (BN, BM)
+  Tensor sdSt = make_tensor(make_smem_ptr(smem_ds), typename Tr::SmemLayoutPdSt{});  // (BN, BM)
   Tensor sPdStNoSwizzle = make_tensor(make_smem_ptr(smem_p), typename Tr::SmemLayoutPdStNoSwizzle{});
   // Q / dO of buffer `b`, and their transposed views.
-  const auto sQ_of = [&](int b) { return make_tensor(make_smem_ptr(smem_q + b * Tr::kSmemQ), typename Tr::SmemLayoutQ{}); };
-  const auto sdO_of = [&](int b) { return make_tensor(make_smem_ptr(smem_do + b * Tr::kSmemQ), typename Tr::SmemLayoutQ{}); };
-  const auto sQt_of = [&](int b) { return make_tensor(make_smem_ptr(smem_q + b * Tr::kSmemQ), typename Tr::SmemLayoutQt{}); };
-  const auto sdOt_of = [&](int b) { return make_tensor(make_smem_ptr(smem_do + b * Tr::kSmemQ), typename Tr::SmemLayoutQt{}); };
+  const auto sQ_of = [&](int b) {
+    return make_tensor(make_smem_ptr(smem_q + b * Tr::kSmemQ), typename Tr::SmemLayoutQ{});
+  };
+  const auto sdO_of = [&](int b) {
+    return make_tensor(make_smem_ptr(smem_do + b * Tr::kSmemQ), typename Tr::SmemLayoutQ{});
+  };
+  const auto sQt_of = [&](int b) {
+    return make_tensor(make_smem_ptr(smem_q + b * Tr::kSmemQ), typename Tr::SmemLayoutQt{});
+  };
+  const auto sdOt_of = [&](int b) {
+    return make_tensor(make_smem_ptr(smem_do + b * Tr::kSmemQ), typename Tr::SmemLayoutQt{});
+  };
   Tensor sQtNoSwizzle = make_tensor(make_smem_ptr(smem_q), typename Tr::SmemLayoutQtNoSwizzle{});  // shapes only
 
   // gmem -> smem partitions and their coordinates (for the out-of-range predicates).
@@ -301,8 +310,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     static_assert(2 * kBlockM <= Tr::kThreads, "one thread per row of LSE and of D");
     const int r = tidx % kBlockM;
     const bool in = m0 + r < sc.len_q;
-    if (tidx < kBlockM) cp_async_f32_zfill(smem_lse2 + b * kBlockM + r, sc.lse2 + (in ? m0 + r : 0), in);
-    else if (tidx < 2 * kBlockM) cp_async_f32_zfill(smem_dd + b * kBlockM + r, sc.dd + (in ? m0 + r : 0), in);
+    if (tidx < kBlockM)
+      cp_async_f32_zfill(smem_lse2 + b * kBlockM + r, sc.lse2 + (in ? m0 + r : 0), in);
+    else if (tidx < 2 * kBlockM)
+      cp_async_f32_zfill(smem_dd + b * kBlockM + r, sc.dd + (in ? m0 + r : 0), in);
   };
 
   // S = Q K^T and dP = dO V^T, in kSdpSlices slices of kBlockMS query rows (halves the live S/dP
@@ -316,8 +327,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   // Register fragments hold kU k-slices (bwd_gemm walks k through them); partitioned from tiles that
   // are 16*kU wide in k.
   using KStep = Int<16 * Tr::kSlicesPerStep>;
-  Tensor tSrQ = thr_sdp.partition_fragment_A(local_tile(sQ_of(0), Shape<Int<kBlockMS>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_M, kU)
-  Tensor tSrK = thr_sdp.partition_fragment_B(local_tile(sK, Shape<Int<kBlockN>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_N, kU)
+  Tensor tSrQ = thr_sdp.partition_fragment_A(
+      local_tile(sQ_of(0), Shape<Int<kBlockMS>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_M, kU)
+  Tensor tSrK =
+      thr_sdp.partition_fragment_B(local_tile(sK, Shape<Int<kBlockN>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_N, kU)
   Tensor tdPrdO = make_fragment_like(tSrQ);
   Tensor tdPrV = make_fragment_like(tSrK);
   auto s2r_sdp_a = make_tiled_copy_A(typename Tr::SmemCopyAtom{}, mma_sdp);
@@ -335,8 +348,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   // dV += P^T dO and dK += dS^T Q.
   typename Tr::TiledMmadKV mma_dkv;
   auto thr_dkv = mma_dkv.get_thread_slice(tidx);
-  Tensor tdVrPt = thr_dkv.partition_fragment_A(local_tile(sPdStNoSwizzle, Shape<Int<kBlockN>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_N, kU)
-  Tensor tdVrdOt = thr_dkv.partition_fragment_B(local_tile(sQtNoSwizzle, Shape<Int<kHeadDim>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_D, kU)
+  Tensor tdVrPt = thr_dkv.partition_fragment_A(
+      local_tile(sPdStNoSwizzle, Shape<Int<kBlockN>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_N, kU)
+  Tensor tdVrdOt = thr_dkv.partition_fragment_B(
+      local_tile(sQtNoSwizzle, Shape<Int<kHeadDim>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_D, kU)
   Tensor tdKrdSt = make_fragment_like(tdVrPt);
   Tensor tdKrQt = make_fragment_like(tdVrdOt);
   auto s2r_dkv_a = make_tiled_copy_A(typename Tr::SmemCopyAtomT{}, mma_dkv);
@@ -358,8 +373,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   using SlicedQ = Shape<Int<kBlockM>, Int<kHeadDimS>>;
   typename Tr::TiledMmadQ mma_dq;
   auto thr_dq = mma_dq.get_thread_slice(tidx);
-  Tensor tdQrdS = thr_dq.partition_fragment_A(local_tile(sdS, Shape<Int<kBlockM>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_M, kU)
-  Tensor tdQrKt = thr_dq.partition_fragment_B(local_tile(sKtNoSwizzle, Shape<Int<kHeadDimS>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_D, kU)
+  Tensor tdQrdS =
+      thr_dq.partition_fragment_A(local_tile(sdS, Shape<Int<kBlockM>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_M, kU)
+  Tensor tdQrKt = thr_dq.partition_fragment_B(
+      local_tile(sKtNoSwizzle, Shape<Int<kHeadDimS>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_D, kU)
   auto s2r_dq_a = make_tiled_copy_A(typename Tr::SmemCopyAtom{}, mma_dq);
   auto s2r_thr_dq_a = s2r_dq_a.get_thread_slice(tidx);
   auto s2r_dq_b = make_tiled_copy_B(typename Tr::SmemCopyAtomT{}, mma_dq);
@@ -369,7 +386,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   Tensor tdQcdQ_rc = make_tensor(tdQcdQ.data(), rowcol_layout(tdQcdQ.layout()));
 
   const float slope = p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.0f;
-  const float cap_scale = p.softcap > 0.0f ? p.softmax_scale / p.softcap : 0.0f;
 
   // --- main loop over the query blocks that see this key block -----------------------------------
   if (m_begin < m_end) {
@@ -398,16 +414,17 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
 
     CUTE_UNROLL
     for (int slice = 0; slice < kSdpSlices; ++slice) {
-      const int64_t ms = m0 + slice * kBlockMS;  // first row of the slice
+      const int64_t ms = m0 + slice * kBlockMS;                   // first row of the slice
       Tensor acc_s = partition_fragment_C(mma_sdp, SlicePdS{});   // (MMA, MMA_M, MMA_N)
       Tensor acc_dp = partition_fragment_C(mma_sdp, SlicePdS{});  // (MMA, MMA_M, MMA_N)
       clear(acc_s);
       clear(acc_dp);
-      bwd_gemm(mma_sdp, acc_s, tSrQ, tSrK, s2r_thr_sdp_a.partition_S(local_tile(sQ_of(buf), SliceQ{}, make_coord(slice, 0))),
-              tSsK, s2r_sdp_a, s2r_sdp_b, s2r_thr_sdp_a, s2r_thr_sdp_b);
+      bwd_gemm(mma_sdp, acc_s, tSrQ, tSrK,
+               s2r_thr_sdp_a.partition_S(local_tile(sQ_of(buf), SliceQ{}, make_coord(slice, 0))), tSsK, s2r_sdp_a,
+               s2r_sdp_b, s2r_thr_sdp_a, s2r_thr_sdp_b);
       bwd_gemm(mma_sdp, acc_dp, tdPrdO, tdPrV,
-              s2r_thr_sdp_a.partition_S(local_tile(sdO_of(buf), SliceQ{}, make_coord(slice, 0))), tdPsV, s2r_sdp_a,
-              s2r_sdp_b, s2r_thr_sdp_a, s2r_thr_sdp_b);
+               s2r_thr_sdp_a.partition_S(local_tile(sdO_of(buf), SliceQ{}, make_coord(slice, 0))), tdPsV, s2r_sdp_a,
+               s2r_sdp_b, s2r_thr_sdp_a, s2r_thr_sdp_b);
 
       // Keys seen by every row of the slice: [begin(last row), end(first row)); inside, no mask.
       int64_t first_begin, first_end, last_begin, last_end;
@@ -417,11 +434,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
       const bool need_mask = !(n0 >= last_begin && n0 + kBlockN <= first_end);
       const float* s_lse2 = smem_lse2 + buf * kBlockM + slice * kBlockMS;
       const float* s_dd = smem_dd + buf * kBlockM + slice * kBlockMS;
-      Tensor s_rc = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));    // (rows, cols)
+      Tensor s_rc = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));     // (rows, cols)
       Tensor dp_rc = make_tensor(acc_dp.data(), rowcol_layout(acc_dp.layout()));  // (rows, cols)
       const auto p_ds = [&](auto score, auto mask) {
         bwd_p_ds<decltype(score)::value, decltype(mask)::value>(s_rc, dp_rc, tScS_rc, p, ms, n0, len_q, len_k, slope,
-                                                                 cap_scale, s_lse2, s_dd);
+                                                                s_lse2, s_dd);
       };
       using Raw = std::integral_constant<BwdScore, BwdScore::kRaw>;
       using Scaled = std::integral_constant<BwdScore, BwdScore::kScaled>;
@@ -435,18 +452,20 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
       }
       Tensor rP = convert_to<Element>(acc_s);
       Tensor rdS = convert_to<Element>(acc_dp);
-      copy(r2s_pds, r2s_thr_pds.retile_S(rP), r2s_thr_pds.partition_D(local_tile(sP, SlicePdS{}, make_coord(slice, 0))));
-      copy(r2s_pds, r2s_thr_pds.retile_S(rdS), r2s_thr_pds.partition_D(local_tile(sdS, SlicePdS{}, make_coord(slice, 0))));
+      copy(r2s_pds, r2s_thr_pds.retile_S(rP),
+           r2s_thr_pds.partition_D(local_tile(sP, SlicePdS{}, make_coord(slice, 0))));
+      copy(r2s_pds, r2s_thr_pds.retile_S(rdS),
+           r2s_thr_pds.partition_D(local_tile(sdS, SlicePdS{}, make_coord(slice, 0))));
     }
     __syncthreads();  // RAW: P and dS tiles complete in smem before any warp reads other warps' rows
 
     bwd_gemm(mma_dkv, acc_dv, tdVrPt, tdVrdOt, tdVsPt, s2r_thr_dkv_b.partition_S(sdOt_of(buf)), s2r_dkv_a, s2r_dkv_b,
-            s2r_thr_dkv_a, s2r_thr_dkv_b);
+             s2r_thr_dkv_a, s2r_thr_dkv_b);
     // Scheduling fence (no data hazard): keeps ptxas from overlapping the independent products dV, dK
     // and dQ, which keeps their operand fragments live at once next to dK + dV.
     __syncwarp();
     bwd_gemm(mma_dkv, acc_dk, tdKrdSt, tdKrQt, tdKsdSt, s2r_thr_dkv_b.partition_S(sQt_of(buf)), s2r_dkv_a, s2r_dkv_b,
-            s2r_thr_dkv_a, s2r_thr_dkv_b);
+             s2r_thr_dkv_a, s2r_thr_dkv_b);
 
     // dQ += this key block's share. Deterministic mode: key blocks add in ascending order, each
     // waiting for the turn counter of this query block to reach its rank among the key blocks that
@@ -459,12 +478,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     float* dq_block = scalars->dq_acc + m0 * p.head_dim;
     CUTE_UNROLL
     for (int slice = 0; slice < kDqSlices; ++slice) {
-      __syncwarp();  // scheduling fence, as above
+      __syncwarp();                                             // scheduling fence, as above
       Tensor acc_dq = partition_fragment_C(mma_dq, SlicedQ{});  // (MMA, MMA_M, MMA_D)
       clear(acc_dq);
       bwd_gemm(mma_dq, acc_dq, tdQrdS, tdQrKt, tdQsdS,
-                                s2r_thr_dq_b.partition_S(local_tile(sKt, SliceKt{}, make_coord(slice, 0))), s2r_dq_a,
-                                s2r_dq_b, s2r_thr_dq_a, s2r_thr_dq_b);
+               s2r_thr_dq_b.partition_S(local_tile(sKt, SliceKt{}, make_coord(slice, 0))), s2r_dq_a, s2r_dq_b,
+               s2r_thr_dq_a, s2r_thr_dq_b);
       if (p.deterministic && slice == 0) {
         semaphore = scalars->semaphores + m_block * (kBlockM / kBwdMinBlockM);
         int64_t begin, end;  // the first key block that rows of this query block see: begin(first row) / kBlockN
@@ -485,7 +504,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
           CUTE_UNROLL
           for (int c = 0; c < size<1>(acc_dq_rc); c += 2) {
             const int col = get<1>(tdQcdQ_rc(0, c));  // even; col + 1 is its neighbour
-            if (slice * kHeadDimS + col < p.head_dim) atomic_add_pair(dq_row + col, acc_dq_rc(r, c), acc_dq_rc(r, c + 1));
+            if (slice * kHeadDimS + col < p.head_dim)
+              atomic_add_pair(dq_row + col, acc_dq_rc(r, c), acc_dq_rc(r, c + 1));
           }
         }
       }
@@ -518,12 +538,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
                       head * p.dk_head_stride;
     Element* dv_ptr = static_cast<Element*>(p.dv) + (varlen ? k_row0_e * p.dv_row_stride : batch * p.dv_batch_stride) +
                       head * p.dv_head_stride;
-    Tensor gdK = local_tile(make_tensor(make_gmem_ptr(dk_ptr), make_shape(len_k_e, Int<kHeadDim>{}),
-                                        make_stride(p.dk_row_stride, _1{})),
-                            Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
-    Tensor gdV = local_tile(make_tensor(make_gmem_ptr(dv_ptr), make_shape(len_k_e, Int<kHeadDim>{}),
-                                        make_stride(p.dv_row_stride, _1{})),
-                            Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
+    Tensor gdK = local_tile(
+        make_tensor(make_gmem_ptr(dk_ptr), make_shape(len_k_e, Int<kHeadDim>{}), make_stride(p.dk_row_stride, _1{})),
+        Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
+    Tensor gdV = local_tile(
+        make_tensor(make_gmem_ptr(dv_ptr), make_shape(len_k_e, Int<kHeadDim>{}), make_stride(p.dv_row_stride, _1{})),
+        Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
     Tensor rdK = convert_to<Element>(acc_dk);
     Tensor rdV = convert_to<Element>(acc_dv);
     auto r2s_dkv = make_tiled_copy_C(typename Tr::SmemCopyAtomStage{}, mma_dkv);

@@ -92,7 +92,8 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __
     const bool valid = i < s.len;  // every lane runs every step: the shuffles below need the whole warp
     float acc = 0.0f;
     if (valid) {
-      const Element* o = out + bwd_tensor_offset(p, batch, s, i, head, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+      const Element* o =
+          out + bwd_tensor_offset(p, batch, s, i, head, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
       const Element* g =
           dout + bwd_tensor_offset(p, batch, s, i, head, p.do_batch_stride, p.do_row_stride, p.do_head_stride);
 #pragma unroll

@@ -37,28 +37,33 @@ struct BwdTileConfig {
 inline constexpr int kBwdScalarBytes = 128;
 
 constexpr int64_t BwdTileConfig::smem_bytes() const {
-    return (2 * static_cast<int64_t>(block_n) * head_dim + 2 * static_cast<int64_t>(stages) * block_m * head_dim +
-            2 * static_cast<int64_t>(block_m) * block_n) *
-               2 +
+  return (2 * static_cast<int64_t>(block_n) * head_dim + 2 * static_cast<int64_t>(stages) * block_m * head_dim +
+          2 * static_cast<int64_t>(block_m) * block_n) *
+             2 +
          2 * static_cast<int64_t>(stages) * block_m * 4 + kBwdScalarBytes;
 }
 
-// Every row fits the 163 KB (166912-byte) opt-in shared memory of an A100 and so runs on every
+// Every row fits the 163 KB (166912-byte) opt-in shared memory of an A100, so it runs on every
 // sm_80/sm_90 part; the 99 KB parts (sm_86/89) are refused by the launcher with the byte counts.
-// Registers: ptxas -v of nvcc 13.0, bf16, sm_80 / sm_90, 0 bytes spilled everywhere (2026-11-23).
+// One CTA per SM (8 warps): dK + dV are 64-128 registers per thread before anything else, and every
+// row sits at 231-255 registers. Registers: main kernel, ptxas -v of nvcc 13.0, sm_80 / sm_90, both
+// dtypes the same, 0 bytes spilled in all four kernels of every row (2026-11-23). Performance is not
+// measured yet; the shapes follow FlashAttention-2's sm80 choices where they fit.
 constexpr BwdTileConfig kBwdTileConfigs[] = {
-    // d 64: block_m 128 halves the query-block steps (and their barriers) per CTA; S/dP 64 + 64
-    // and dK/dV 32 + 32 registers per thread; 160 KB.
+    // d 64: 255 / 255 regs; 166016 B. block_m 128 halves the query-block steps (and their three
+    // barriers) per CTA; S/dP in two 64-row slices (32 + 32 registers instead of 64 + 64).
     {64, 128, 128, 8, 4, 4, 4, 2, 2, 1},
-    // d 96: dQ warps 4 x 2 because d = 96 is not a multiple of the 64-wide N tile of 2 x 4; 128 KB.
+    // d 96: 231 / 239 regs; 132224 B. dQ warps 4 x 2 because 96 is not a multiple of the 64-wide N
+    // tile of 2 x 4; one S/dP slice spilled 8 bytes on sm_80.
     {96, 64, 128, 8, 2, 4, 4, 2, 2, 1},
-    // d 128: block_n 128 (half the Q/dO reloads and dQ atomics of block_n 64); dK + dV 128 regs;
-    // 160 KB.
+    // d 128: 253 / 255 regs; 164992 B. block_n 128: half the Q/dO reloads and dQ reductions of
+    // block_n 64; dK + dV 128 registers, so S/dP and dQ both in two slices.
     {128, 64, 128, 8, 2, 4, 2, 2, 2, 2},
-    // d 192: block_n 128 would need dK + dV = 192 registers per thread; block_n 64: 96; 160 KB.
+    // d 192: 250 / 252 regs; 164992 B. block_n 128 would need dK + dV = 192 registers per thread;
+    // block_n 64 needs 96.
     {192, 64, 64, 8, 2, 2, 2, 2, 1, 1},
-    // d 256: dK + dV 128 registers, dQ 64; two Q/dO stages (208 KB) would not fit an A100, one
-    // stage is 144 KB.
+    // d 256: 242 / 247 regs; 148096 B. Two Q/dO stages (208 KB) do not fit an A100; dK + dV 128
+    // registers, dQ in four 64-column slices (16 each), S/dP in two.
     {256, 64, 64, 8, 2, 2, 2, 1, 2, 4},
 };
 
@@ -69,7 +74,7 @@ constexpr BwdTileConfig bwd_tile_config(int head_dim) {
 }
 
 // The smallest block_m of any row: the deterministic mode's per-(batch, head) turn counters are
-// sized for it (bwd_workspace.h), so a config with a bigger block_m uses a prefix of them.
+// sized for it (bwd_workspace.h); a config with a bigger block_m uses every (block_m / 64)-th one.
 inline constexpr int kBwdMinBlockM = 64;
 
 }  // namespace flashcute::sm80

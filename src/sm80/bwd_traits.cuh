@@ -2,8 +2,8 @@
 // Compile-time types of the SM80 backward for one (element, tile config): the three TiledMMAs, the
 // swizzled shared-memory layouts with their transposed views, and the copy atoms.
 
-#include <cute/tensor.hpp>
 #include <cutlass/numeric_types.h>
+#include <cute/tensor.hpp>
 
 #include "sm80/bwd_tile_config.h"
 
@@ -53,11 +53,14 @@ struct BwdTraits {
   static constexpr int kSmemK = kHeadDim % 64 == 0 ? 64 : 32;
   template <int Cols>
   using SmemAtomOf = decltype(cute::composition(
-      cute::Swizzle<Cols == 64 ? 3 : 2, 3, 3>{},
+      cute::Swizzle<(Cols == 64 ? 3 : 2), 3, 3>{},
       cute::Layout<cute::Shape<cute::_8, cute::Int<Cols>>, cute::Stride<cute::Int<Cols>, cute::_1>>{}));
-  using SmemLayoutQ = decltype(cute::tile_to_shape(SmemAtomOf<kSmemK>{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{}));
-  using SmemLayoutKV = decltype(cute::tile_to_shape(SmemAtomOf<kSmemK>{}, cute::Shape<cute::Int<kBlockN>, cute::Int<kHeadDim>>{}));
-  using SmemLayoutPdS = decltype(cute::tile_to_shape(SmemAtomOf<64>{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kBlockN>>{}));
+  using SmemLayoutQ =
+      decltype(cute::tile_to_shape(SmemAtomOf<kSmemK>{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{}));
+  using SmemLayoutKV =
+      decltype(cute::tile_to_shape(SmemAtomOf<kSmemK>{}, cute::Shape<cute::Int<kBlockN>, cute::Int<kHeadDim>>{}));
+  using SmemLayoutPdS =
+      decltype(cute::tile_to_shape(SmemAtomOf<64>{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kBlockN>>{}));
 
   // Transposed views (a product's operand whose contraction index is the tile's row index), read
   // with transposing ldmatrix: Q^T and dO^T (d, BM) for dK/dV, K^T (d, BN) for dQ, P^T and dS^T
@@ -81,18 +84,18 @@ struct BwdTraits {
   static constexpr int kThreadsPerRow = kSmemK / 8;
   using GmemThreadLayout = cute::Layout<cute::Shape<cute::Int<kThreads / kThreadsPerRow>, cute::Int<kThreadsPerRow>>,
                                         cute::Stride<cute::Int<kThreadsPerRow>, cute::_1>>;
-  using GmemCopyIn = decltype(cute::make_tiled_copy(
-      cute::Copy_Atom<cute::SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>, Element>{}, GmemThreadLayout{},
-      cute::Layout<cute::Shape<cute::_1, cute::_8>>{}));
-  using GmemCopyOut = decltype(cute::make_tiled_copy(cute::Copy_Atom<cute::UniversalCopy<cute::uint128_t>, Element>{},
-                                                     GmemThreadLayout{}, cute::Layout<cute::Shape<cute::_1, cute::_8>>{}));
+  using GmemCopyIn =
+      decltype(cute::make_tiled_copy(cute::Copy_Atom<cute::SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>, Element>{},
+                                     GmemThreadLayout{}, cute::Layout<cute::Shape<cute::_1, cute::_8>>{}));
+  using GmemCopyOut =
+      decltype(cute::make_tiled_copy(cute::Copy_Atom<cute::UniversalCopy<cute::uint128_t>, Element>{},
+                                     GmemThreadLayout{}, cute::Layout<cute::Shape<cute::_1, cute::_8>>{}));
 
   static constexpr int kSmemQ = cute::cosize_v<SmemLayoutQ>;
   static constexpr int kSmemKV = cute::cosize_v<SmemLayoutKV>;
   static constexpr int kSmemPdS = cute::cosize_v<SmemLayoutPdS>;
-  static constexpr int64_t kSmemBytes =
-      (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS) * sizeof(Element) + 2 * kStages * kBlockM * sizeof(float) +
-      kBwdScalarBytes;
+  static constexpr int64_t kSmemBytes = (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS) * sizeof(Element) +
+                                        2 * kStages * kBlockM * sizeof(float) + kBwdScalarBytes;
   static_assert(kSmemBytes == C.smem_bytes(), "bwd_tile_config.h's smem formula disagrees with the layouts");
 };
 

@@ -61,6 +61,8 @@ inline BwdWorkspaceLayout bwd_workspace_layout(const ProblemDesc& p) {
   return w;
 }
 
-inline size_t bwd_workspace_bytes(const ProblemDesc& p) { return bwd_workspace_layout(p).bytes; }
+inline size_t bwd_workspace_bytes(const ProblemDesc& p) {
+  return bwd_workspace_layout(p).bytes;
+}
 
 }  // namespace flashcute::sm80

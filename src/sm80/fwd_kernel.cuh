@@ -110,7 +110,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   Tensor sQ = make_tensor(make_smem_ptr(reinterpret_cast<Element*>(smem)), typename Tr::SmemLayoutQ{});  // (BM, D)
   Tensor sK = make_tensor(sQ.data() + size(sQ), typename Tr::SmemLayoutKV{});                            // (BN, D)
   Tensor sV = make_tensor(sK.data() + size(sK), typename Tr::SmemLayoutKV{});                            // (BN, D)
-  Tensor sVt = make_tensor(sV.data(), typename Tr::SmemLayoutVt{});                                      // (D, BN)
   Tensor sVtNoSwizzle = make_tensor(sV.data().get(), typename Tr::SmemLayoutVtNoSwizzle{});              // (D, BN)
 
   // gmem -> smem partitions and their coordinates (for the out-of-range predicates).
@@ -137,13 +136,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
   auto s2r_copy_q = make_tiled_copy_A(typename Tr::SmemCopyAtom{}, mma);
   auto s2r_thr_q = s2r_copy_q.get_thread_slice(tidx);
-  Tensor tSsQ = s2r_thr_q.partition_S(sQ);
   auto s2r_copy_k = make_tiled_copy_B(typename Tr::SmemCopyAtom{}, mma);
   auto s2r_thr_k = s2r_copy_k.get_thread_slice(tidx);
-  Tensor tSsK = s2r_thr_k.partition_S(sK);
   auto s2r_copy_v = make_tiled_copy_B(typename Tr::SmemCopyAtomVt{}, mma);
   auto s2r_thr_v = s2r_copy_v.get_thread_slice(tidx);
-  Tensor tOsVt = s2r_thr_v.partition_S(sVt);
 
   constexpr int kRows = decltype(size<0>(rowcol_layout(acc_o.layout())))::value;
   OnlineSoftmax<kRows, 4> softmax;
@@ -161,6 +157,19 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
     for (; n_block >= n_block_min; --n_block) {
       const int n0 = n_block * kBlockN;
+      // The ldmatrix source partitions are rebuilt each step from a base address the compiler
+      // cannot see through: otherwise ptxas hoists one swizzled address per ldmatrix (~50-70 of
+      // them) out of the loop and keeps them live across it, which is what made 32 query rows per
+      // warp spill at d 128 (docs/perf-notes.md).
+      uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+      asm volatile("" : "+r"(smem_base));
+      Element* smem_step = reinterpret_cast<Element*>(__cvta_shared_to_generic(smem_base));
+      Tensor sQ_step = make_tensor(make_smem_ptr(smem_step), typename Tr::SmemLayoutQ{});          // (BM, D)
+      Tensor sK_step = make_tensor(sQ_step.data() + size(sQ_step), typename Tr::SmemLayoutKV{});  // (BN, D)
+      Tensor sVt_step = make_tensor(sK_step.data() + size(sK_step), typename Tr::SmemLayoutVt{});  // (D, BN)
+      Tensor tSsQ = s2r_thr_q.partition_S(sQ_step);
+      Tensor tSsK = s2r_thr_k.partition_S(sK_step);
+      Tensor tOsVt = s2r_thr_v.partition_S(sVt_step);
       Tensor acc_s = partition_fragment_C(mma, Shape<Int<kBlockM>, Int<kBlockN>>{});  // (MMA, MMA_M, MMA_N)
       clear(acc_s);
       cp_async_wait<0>();

@@ -36,9 +36,10 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d 96: 96 % 64 != 0 uses 32-wide swizzle atoms; 254 regs; 36 KB.
     {96, false, 64, 64, 4},
     {96, true, 64, 64, 4},
-    // d 128: block_n 128 halves the rescales and barriers per key and fits without spills (plain);
-    // 80 KB smem.
-    {128, false, 64, 128, 4},
+    // d 128: 32 rows per warp (FA2's rows per warp) fits only with block_n 32 and the per-step
+    // smem address rebuild in fwd_kernel.cuh (255 / 255 regs, 0 spills); 64 x 128 (16 rows per warp)
+    // was the spill-free fallback before that; 48 KB smem.
+    {128, false, 128, 32, 4},
     // d 128 with softcap/ALiBi: block_n 128 spills 356 bytes on sm_80; 64x64 fits (255 regs); 48 KB.
     {128, true, 64, 64, 4},
     // d 192: 254 regs; 72 KB.

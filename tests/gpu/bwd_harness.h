@@ -42,8 +42,8 @@ struct BwdCase {
     layout_dout = layout_dq = layout_dk = layout_dv = l;
   }
   bool noncontiguous_grads() const {
-    return layout_dout != Layout::kContiguous || layout_dq != Layout::kContiguous ||
-           layout_dk != Layout::kContiguous || layout_dv != Layout::kContiguous;
+    return layout_dout != Layout::kContiguous || layout_dq != Layout::kContiguous || layout_dk != Layout::kContiguous ||
+           layout_dv != Layout::kContiguous;
   }
   std::string str() const {
     std::ostringstream os;
@@ -64,19 +64,21 @@ struct BwdCase {
   }
 };
 
-inline void PrintTo(const BwdCase& c, std::ostream* os) { *os << c.str(); }
+inline void PrintTo(const BwdCase& c, std::ostream* os) {
+  *os << c.str();
+}
 
 // ------------------------------------------------------------------------------------------------
 // Inputs.
 
 struct BwdInputs {
-  FwdInputs fwd;                    // q, k, v, alibi slopes
-  HostTensor dout;                  // (rows_q, heads_q, dv)
-  HostTensor out;                   // what the kernel sees: the dtype's bits and their values
-  std::vector<float> lse;           // what the kernel sees, in the LSE layout
-  std::vector<double> ref_out;      // what the oracle's backward sees (logical (rows_q, heads_q, dv))
-  std::vector<double> ref_lse;      // (the LSE layout)
-  Status forward_status;            // Source::kGpuForward: the forward call's status
+  FwdInputs fwd;                // q, k, v, alibi slopes
+  HostTensor dout;              // (rows_q, heads_q, dv)
+  HostTensor out;               // what the kernel sees: the dtype's bits and their values
+  std::vector<float> lse;       // what the kernel sees, in the LSE layout
+  std::vector<double> ref_out;  // what the oracle's backward sees (logical (rows_q, heads_q, dv))
+  std::vector<double> ref_lse;  // (the LSE layout)
+  Status forward_status;        // Source::kGpuForward: the forward call's status
 };
 
 // q, k, v and dout only (out and lse come from produce_forward).
@@ -118,8 +120,9 @@ inline void produce_forward(const BwdCase& c, BwdInputs& in) {
     const ref::Problem p = make_problem(f, in.fwd);
     in.ref_out.assign(static_cast<size_t>(f.rows_q() * f.heads_q * dv), 0.0);
     in.ref_lse.assign(static_cast<size_t>(ref::lse_size(p)), 0.0);
-    ref::forward(p, view_of(in.fwd.q, f, f.seqlen_q), view_of(in.fwd.k, f, f.seqlen_k), view_of(in.fwd.v, f, f.seqlen_k),
-                 mut_view(in.ref_out, f, f.seqlen_q, f.heads_q, dv), in.ref_lse.data());
+    ref::forward(p, view_of(in.fwd.q, f, f.seqlen_q), view_of(in.fwd.k, f, f.seqlen_k),
+                 view_of(in.fwd.v, f, f.seqlen_k), mut_view(in.ref_out, f, f.seqlen_q, f.heads_q, dv),
+                 in.ref_lse.data());
     for (size_t i = 0; i < in.ref_out.size(); ++i) in.out.set(f.dtype, static_cast<int64_t>(i), in.ref_out[i]);
     in.lse.resize(in.ref_lse.size());
     for (size_t i = 0; i < in.ref_lse.size(); ++i) in.lse[i] = static_cast<float>(in.ref_lse[i]);
@@ -293,9 +296,11 @@ inline BwdRefResult compute_bwd_reference(const BwdCase& c, const BwdInputs& in)
                        vv = view_of(in.fwd.v, f, f.seqlen_k), gv = view_of(in.dout, f, f.seqlen_q);
   const ref::ConstView ov = const_view(in.ref_out, f, f.seqlen_q, f.heads_q, dv);
   ref::backward(p, qv, kv, vv, ov, gv, in.ref_lse.data(), mut_view(r.dq_golden, f, f.seqlen_q, f.heads_q, f.d),
-                mut_view(r.dk_golden, f, f.seqlen_k, f.heads_kv, f.d), mut_view(r.dv_golden, f, f.seqlen_k, f.heads_kv, dv));
-  ref::backward_lowp(f.dtype, p, qv, kv, vv, ov, gv, in.ref_lse.data(), mut_view(r.dq_lp, f, f.seqlen_q, f.heads_q, f.d),
-                     mut_view(r.dk_lp, f, f.seqlen_k, f.heads_kv, f.d), mut_view(r.dv_lp, f, f.seqlen_k, f.heads_kv, dv));
+                mut_view(r.dk_golden, f, f.seqlen_k, f.heads_kv, f.d),
+                mut_view(r.dv_golden, f, f.seqlen_k, f.heads_kv, dv));
+  ref::backward_lowp(
+      f.dtype, p, qv, kv, vv, ov, gv, in.ref_lse.data(), mut_view(r.dq_lp, f, f.seqlen_q, f.heads_q, f.d),
+      mut_view(r.dk_lp, f, f.seqlen_k, f.heads_kv, f.d), mut_view(r.dv_lp, f, f.seqlen_k, f.heads_kv, dv));
   return r;
 }
 
@@ -444,7 +449,9 @@ inline BwdOutcome check_bwd_case(const BwdCase& c, BwdInputs in) {
   return check_bwd_result(c, in, g, compute_bwd_reference(c, in));
 }
 
-inline BwdOutcome check_bwd_case(const BwdCase& c) { return check_bwd_case(c, make_bwd_inputs(c)); }
+inline BwdOutcome check_bwd_case(const BwdCase& c) {
+  return check_bwd_case(c, make_bwd_inputs(c));
+}
 
 #define FC_EXPECT_BWD_OUTCOME(outcome_expr)                        \
   do {                                                             \
@@ -457,13 +464,12 @@ inline BwdOutcome check_bwd_case(const BwdCase& c) { return check_bwd_case(c, ma
 #define FC_CHECK_BWD_CASE(case_expr) FC_EXPECT_BWD_OUTCOME(::flashcute::testing::check_bwd_case(case_expr))
 
 // For tests that call the kernel themselves: skip on kNotSupported, fail on any other error.
-#define FC_ASSERT_BWD_STATUS(status_expr)                                                        \
-  do {                                                                                           \
-    const ::flashcute::Status fc_s_ = (status_expr);                                             \
-    if (fc_s_.code() == ::flashcute::StatusCode::kNotSupported)                                  \
-      GTEST_SKIP() << ::flashcute::testing::bwd_skip_outcome(fc_s_, "backward kernel").message;  \
-    ASSERT_TRUE(fc_s_.ok()) << "bwd() returned " << ::flashcute::to_string(fc_s_.code()) << ": " \
-                            << fc_s_.message();                                                  \
+#define FC_ASSERT_BWD_STATUS(status_expr)                                                                            \
+  do {                                                                                                               \
+    const ::flashcute::Status fc_s_ = (status_expr);                                                                 \
+    if (fc_s_.code() == ::flashcute::StatusCode::kNotSupported)                                                      \
+      GTEST_SKIP() << ::flashcute::testing::bwd_skip_outcome(fc_s_, "backward kernel").message;                      \
+    ASSERT_TRUE(fc_s_.ok()) << "bwd() returned " << ::flashcute::to_string(fc_s_.code()) << ": " << fc_s_.message(); \
   } while (0)
 
 inline std::vector<std::string> unique_names(const std::vector<BwdCase>& cases) {

@@ -52,11 +52,13 @@ BwdCase varlen(DType dt, const std::vector<int32_t>& lq, const std::vector<int32
   return c;
 }
 
-std::string dtype_name(const ::testing::TestParamInfo<DType>& info) { return dtype_str(info.param); }
+std::string dtype_name(const ::testing::TestParamInfo<DType>& info) {
+  return dtype_str(info.param);
+}
 
 // The kernel's gradients of a case, after produce_forward; fails the test on a non-OK status other
 // than kNotSupported (which skips).
-#define FC_RUN_BWD(result, case_expr, inputs)          \
+#define FC_RUN_BWD(result, case_expr, inputs)                 \
   const BwdGpuResult result = run_bwd_gpu(case_expr, inputs); \
   FC_ASSERT_BWD_STATUS(result.status)
 

@@ -42,8 +42,8 @@ struct Pair {
 };
 
 const std::vector<int64_t> kHeadDims = {64, 96, 128, 192, 256, 40, 72, 80, 200};
-const std::vector<Pair> kSeqPairs = {{1, 1},       {1, 3},       {2, 1},       {3, 513},   {1, 239},   {239, 1},
-                                     {3, 799},     {799, 3},     {113, 203},   {128, 217}, {127, 512}, {511, 1},
+const std::vector<Pair> kSeqPairs = {{1, 1},       {1, 3},       {2, 1},       {3, 513},    {1, 239},   {239, 1},
+                                     {3, 799},     {799, 3},     {113, 203},   {128, 217},  {127, 512}, {511, 1},
                                      {1023, 1024}, {1024, 1023}, {2048, 2048}, {4224, 4224}};
 const std::vector<int64_t> kTileSizes = {1, 63, 64, 65, 127, 128, 129, 255, 257};
 const std::vector<Heads> kHeads = {{6, 6}, {6, 2}, {6, 1}, {9, 9}, {9, 3}, {9, 1}, {32, 8}, {32, 4}};
@@ -126,7 +126,8 @@ std::vector<BwdCase> tiles() {
     // Square and causal: the diagonal crosses query-block and key-block boundaries.
     v.push_back(mk(kDtypes[i % 2], 2, {a, a}, {6, 2}, ds[i % 5], Mask::kCausal, seed++));
     // Neighbouring sizes, unmasked.
-    v.push_back(mk(kDtypes[(i + 1) % 2], 1, {a, kTileSizes[(i + 1) % n]}, {6, 6}, ds[(i + 1) % 5], Mask::kNone, seed++));
+    v.push_back(
+        mk(kDtypes[(i + 1) % 2], 1, {a, kTileSizes[(i + 1) % n]}, {6, 6}, ds[(i + 1) % 5], Mask::kNone, seed++));
     // Far sizes, causal (bottom-right alignment with seqlen_q != seqlen_k).
     v.push_back(mk(kDtypes[i % 2], 1, {a, kTileSizes[(i + 4) % n]}, {9, 3}, ds[(i + 2) % 5], Mask::kCausal, seed++));
   }
@@ -171,8 +172,8 @@ std::vector<BwdCase> masks() {
   int n = 0;
   for (Mask m : kMasks) {
     for (int t = 0; t < 2; ++t) {
-      v.push_back(mk(kDtypes[n % 2], 2, shapes[(n + t) % 3], n % 3 == 0 ? Heads{9, 3} : Heads{6, 2}, n % 2 ? 64 : 128, m,
-                     seed++));
+      v.push_back(mk(kDtypes[n % 2], 2, shapes[(n + t) % 3], n % 3 == 0 ? Heads{9, 3} : Heads{6, 2}, n % 2 ? 64 : 128,
+                     m, seed++));
       ++n;
     }
   }
@@ -269,7 +270,8 @@ std::vector<BwdCase> features() {
   }
   // End to end: flashcute::fwd's own out and lse feed the backward (and the oracle's backward).
   for (DType dt : kDtypes) {
-    BwdCase c = mk(dt, 2, {200, 333}, {6, 2}, dt == kBf16 ? 128 : 96, dt == kBf16 ? Mask::kCausal : Mask::kNone, seed++);
+    BwdCase c =
+        mk(dt, 2, {200, 333}, {6, 2}, dt == kBf16 ? 128 : 96, dt == kBf16 ? Mask::kCausal : Mask::kNone, seed++);
     c.source = Source::kGpuForward;
     v.push_back(c);
   }
@@ -313,8 +315,7 @@ TEST_P(BwdGrid, MatchesReference) {
   FC_CHECK_BWD_CASE(GetParam());
 }
 
-#define FC_BWD_GRID(group, list) \
-  INSTANTIATE_TEST_SUITE_P(group, BwdGrid, ::testing::ValuesIn(list), BwdCaseName(list))
+#define FC_BWD_GRID(group, list) INSTANTIATE_TEST_SUITE_P(group, BwdGrid, ::testing::ValuesIn(list), BwdCaseName(list))
 
 FC_BWD_GRID(Seqlens, seqlens());
 FC_BWD_GRID(TileBoundaries, tiles());
