@@ -14,8 +14,9 @@
 // row boundary crosses, with the forward's per-row interval test (mask.h's visible_key_range).
 //
 // Registers are the constraint (dK + dV alone are 64-128 per thread): S/dP and dQ are computed in
-// slices (bwd_tile_config.h), the products walk k in a rolled loop (bwd_gemm), and the per-CTA
-// scalars live in shared memory (BwdCtaScalars). With any of these undone, nvcc 13.0 spilled.
+// slices, d 128/256 walk k in rolled loops (bwd_tile_config.h, bwd_gemm), the per-CTA scalars live
+// in shared memory (BwdCtaScalars) and the dQ reductions are explicit .global PTX. With any of these
+// undone, nvcc 13.0 spilled somewhere.
 
 #include <cute/tensor.hpp>
 
@@ -148,12 +149,12 @@ __device__ __forceinline__ void bwd_p_ds(Scores& s, DP& dp, const Coords& coords
   }
 }
 
-// acc += A B^T with both operands in smem, walking k in a rolled loop of kU k-slices (16 wide) per
-// step: ldmatrix of the step's slices, then their MMAs. tCrA / tCrB hold kU slices (partitioned from
-// a 16*kU-wide tile), tCsA / tCsB all of them. Unlike utils.cuh's gemm_ss (fully unrolled), the
-// rolled loop bounds what ptxas can keep in flight: fully unrolled it hoisted every slice's ldmatrix
-// to the top of the product, all operand fragments live next to the dK/dV accumulators, and spilled.
-// Eight warps per SM hide the shorter ldmatrix -> mma distance.
+// acc += A B^T with both operands in smem, walking k in steps of kU 16-wide k-slices: ldmatrix of
+// the step's slices, then their MMAs. tCrA / tCrB hold kU slices (partitioned from a 16*kU-wide
+// tile), tCsA / tCsB all of them. With kU = all slices this is one fully unrolled product (ptxas
+// schedules it freely, like utils.cuh's gemm_ss); with fewer, the loop over steps stays rolled, which
+// bounds the operand fragments ptxas keeps in flight next to the dK/dV accumulators. The tile config
+// picks kU per head dim (k_step): the rolled form where the unrolled one spilled.
 template <class TiledMma, class Acc, class FragA, class FragB, class SmemA, class SmemB, class CopyA, class CopyB,
           class ThrCopyA, class ThrCopyB>
 __device__ __forceinline__ void bwd_gemm(const TiledMma& mma, Acc& acc, FragA& tCrA, FragB& tCrB, const SmemA& tCsA,
@@ -326,11 +327,17 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   auto thr_sdp = mma_sdp.get_thread_slice(tidx);
   // Register fragments hold kU k-slices (bwd_gemm walks k through them); partitioned from tiles that
   // are 16*kU wide in k.
-  using KStep = Int<16 * Tr::kSlicesPerStep>;
+  // The k extent of one step of a product whose k extent is K: kSlicesPerStep 16-wide slices, or all.
+  constexpr auto k_step = [](auto k) {
+    return Int<(16 * Tr::kSlicesPerStep < decltype(k)::value ? 16 * Tr::kSlicesPerStep : decltype(k)::value)>{};
+  };
+  using KStepS = decltype(k_step(Int<kHeadDim>{}));  // S, dP: k = d
+  using KStepKV = decltype(k_step(Int<kBlockM>{}));  // dV, dK: k = query rows
+  using KStepQ = decltype(k_step(Int<kBlockN>{}));   // dQ: k = keys
   Tensor tSrQ = thr_sdp.partition_fragment_A(
-      local_tile(sQ_of(0), Shape<Int<kBlockMS>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_M, kU)
-  Tensor tSrK =
-      thr_sdp.partition_fragment_B(local_tile(sK, Shape<Int<kBlockN>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_N, kU)
+      local_tile(sQ_of(0), Shape<Int<kBlockMS>, KStepS>{}, make_coord(0, 0)));  // (MMA, MMA_M, kU)
+  Tensor tSrK = thr_sdp.partition_fragment_B(
+      local_tile(sK, Shape<Int<kBlockN>, KStepS>{}, make_coord(0, 0)));  // (MMA, MMA_N, kU)
   Tensor tdPrdO = make_fragment_like(tSrQ);
   Tensor tdPrV = make_fragment_like(tSrK);
   auto s2r_sdp_a = make_tiled_copy_A(typename Tr::SmemCopyAtom{}, mma_sdp);
@@ -349,9 +356,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   typename Tr::TiledMmadKV mma_dkv;
   auto thr_dkv = mma_dkv.get_thread_slice(tidx);
   Tensor tdVrPt = thr_dkv.partition_fragment_A(
-      local_tile(sPdStNoSwizzle, Shape<Int<kBlockN>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_N, kU)
+      local_tile(sPdStNoSwizzle, Shape<Int<kBlockN>, KStepKV>{}, make_coord(0, 0)));  // (MMA, MMA_N, kU)
   Tensor tdVrdOt = thr_dkv.partition_fragment_B(
-      local_tile(sQtNoSwizzle, Shape<Int<kHeadDim>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_D, kU)
+      local_tile(sQtNoSwizzle, Shape<Int<kHeadDim>, KStepKV>{}, make_coord(0, 0)));  // (MMA, MMA_D, kU)
   Tensor tdKrdSt = make_fragment_like(tdVrPt);
   Tensor tdKrQt = make_fragment_like(tdVrdOt);
   auto s2r_dkv_a = make_tiled_copy_A(typename Tr::SmemCopyAtomT{}, mma_dkv);
@@ -373,10 +380,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   using SlicedQ = Shape<Int<kBlockM>, Int<kHeadDimS>>;
   typename Tr::TiledMmadQ mma_dq;
   auto thr_dq = mma_dq.get_thread_slice(tidx);
-  Tensor tdQrdS =
-      thr_dq.partition_fragment_A(local_tile(sdS, Shape<Int<kBlockM>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_M, kU)
+  Tensor tdQrdS = thr_dq.partition_fragment_A(
+      local_tile(sdS, Shape<Int<kBlockM>, KStepQ>{}, make_coord(0, 0)));  // (MMA, MMA_M, kU)
   Tensor tdQrKt = thr_dq.partition_fragment_B(
-      local_tile(sKtNoSwizzle, Shape<Int<kHeadDimS>, KStep>{}, make_coord(0, 0)));  // (MMA, MMA_D, kU)
+      local_tile(sKtNoSwizzle, Shape<Int<kHeadDimS>, KStepQ>{}, make_coord(0, 0)));  // (MMA, MMA_D, kU)
   auto s2r_dq_a = make_tiled_copy_A(typename Tr::SmemCopyAtom{}, mma_dq);
   auto s2r_thr_dq_a = s2r_dq_a.get_thread_slice(tidx);
   auto s2r_dq_b = make_tiled_copy_B(typename Tr::SmemCopyAtomT{}, mma_dq);

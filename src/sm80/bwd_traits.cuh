@@ -22,7 +22,8 @@ struct BwdTraits {
   static constexpr int kSdpSlices = C.sdp_slices;
   static constexpr int kDqSlices = C.dq_slices;
   static_assert(kHeadDim % (kDqSlices * 16 * (kWarps / C.dq_warps_m)) == 0, "dQ slices must be whole MMA tiles");
-  static constexpr int kSlicesPerStep = 2;  // 16-wide k-slices per step of the products' rolled k loops
+  // 16-wide k-slices per step of the products' rolled k loops (bwd_kernel.cuh, bwd_gemm); 0 = all.
+  static constexpr int kSlicesPerStep = C.k_step > 0 ? C.k_step : 1 << 20;
   static_assert(kBlockM % (kSdpSlices * 16 * C.sdp_warps_m) == 0, "S/dP slices must be whole MMA tiles");
   static_assert(kStages == 1 || kStages == 2, "Q/dO are single- or double-buffered");
   static_assert(kHeadDim % 32 == 0 && kBlockM % 64 == 0 && kBlockN % 64 == 0, "bad tile config");
