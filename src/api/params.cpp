@@ -49,92 +49,70 @@ void fill_bwd(const ProblemDesc& p, const Workspace& ws, BwdParams* b) {
 
 }  // namespace
 
+namespace {
+
+// (batch, row, head) strides of a dense (rank 4) or varlen (rank 3: no batch stride) tensor.
+void set_strides(const TensorDesc& t, int64_t* batch, int64_t* row, int64_t* head) {
+  const int o = t.rank == 4 ? 1 : 0;
+  *batch = t.rank == 4 ? t.stride[0] : 0;
+  *row = t.stride[o];
+  *head = t.stride[o + 1];
+}
+
+// The fields the forward and backward share: q/k/v/out/lse, their strides, cu_seqlens, options.
+template <class Args>
+void fill_io(const Args& a, const ProblemDesc& p, FwdParams* f) {
+  f->q = a.q.data;
+  f->k = a.k.data;
+  f->v = a.v.data;
+  f->out = a.out.data;
+  f->lse = p.has_lse ? static_cast<float*>(a.lse.data) : nullptr;
+  set_strides(a.q, &f->q_batch_stride, &f->q_row_stride, &f->q_head_stride);
+  set_strides(a.k, &f->k_batch_stride, &f->k_row_stride, &f->k_head_stride);
+  set_strides(a.v, &f->v_batch_stride, &f->v_row_stride, &f->v_head_stride);
+  set_strides(a.out, &f->o_batch_stride, &f->o_row_stride, &f->o_head_stride);
+  if constexpr (requires { a.cu_seqlens_q; }) {  // the varlen argument structs
+    f->lse_head_stride = p.total_q;
+    f->cu_seqlens_q = static_cast<const int32_t*>(a.cu_seqlens_q.data);
+    f->cu_seqlens_k = static_cast<const int32_t*>(a.cu_seqlens_k.data);
+  } else {
+    f->lse_batch_stride = p.heads_q * p.seqlen_q;
+    f->lse_head_stride = p.seqlen_q;
+  }
+  fill_common(p, a.options, f);
+}
+
+template <class Args>
+BwdParams bwd_params(const Args& a, const ProblemDesc& p) {
+  BwdParams b;
+  fill_io(a, p, &b);
+  b.dout = a.dout.data;
+  b.dq = a.dq.data;
+  b.dk = a.dk.data;
+  b.dv = a.dv.data;
+  set_strides(a.dout, &b.do_batch_stride, &b.do_row_stride, &b.do_head_stride);
+  set_strides(a.dq, &b.dq_batch_stride, &b.dq_row_stride, &b.dq_head_stride);
+  set_strides(a.dk, &b.dk_batch_stride, &b.dk_row_stride, &b.dk_head_stride);
+  set_strides(a.dv, &b.dv_batch_stride, &b.dv_row_stride, &b.dv_head_stride);
+  fill_bwd(p, a.workspace, &b);
+  return b;
+}
+
+}  // namespace
+
 FwdParams make_fwd_params(const FwdArgs& a, const ProblemDesc& p) {
   FwdParams f;
-  f.q = a.q.data;
-  f.k = a.k.data;
-  f.v = a.v.data;
-  f.out = a.out.data;
-  f.lse = p.has_lse ? static_cast<float*>(a.lse.data) : nullptr;
-  f.q_batch_stride = a.q.stride[0], f.q_row_stride = a.q.stride[1], f.q_head_stride = a.q.stride[2];
-  f.k_batch_stride = a.k.stride[0], f.k_row_stride = a.k.stride[1], f.k_head_stride = a.k.stride[2];
-  f.v_batch_stride = a.v.stride[0], f.v_row_stride = a.v.stride[1], f.v_head_stride = a.v.stride[2];
-  f.o_batch_stride = a.out.stride[0], f.o_row_stride = a.out.stride[1], f.o_head_stride = a.out.stride[2];
-  f.lse_batch_stride = p.heads_q * p.seqlen_q;
-  f.lse_head_stride = p.seqlen_q;
-  fill_common(p, a.options, &f);
+  fill_io(a, p, &f);
   return f;
 }
 
 FwdParams make_fwd_params(const VarlenFwdArgs& a, const ProblemDesc& p) {
   FwdParams f;
-  f.q = a.q.data;
-  f.k = a.k.data;
-  f.v = a.v.data;
-  f.out = a.out.data;
-  f.lse = p.has_lse ? static_cast<float*>(a.lse.data) : nullptr;
-  f.q_row_stride = a.q.stride[0], f.q_head_stride = a.q.stride[1];
-  f.k_row_stride = a.k.stride[0], f.k_head_stride = a.k.stride[1];
-  f.v_row_stride = a.v.stride[0], f.v_head_stride = a.v.stride[1];
-  f.o_row_stride = a.out.stride[0], f.o_head_stride = a.out.stride[1];
-  f.lse_head_stride = p.total_q;
-  f.cu_seqlens_q = static_cast<const int32_t*>(a.cu_seqlens_q.data);
-  f.cu_seqlens_k = static_cast<const int32_t*>(a.cu_seqlens_k.data);
-  fill_common(p, a.options, &f);
+  fill_io(a, p, &f);
   return f;
 }
 
-BwdParams make_bwd_params(const BwdArgs& a, const ProblemDesc& p) {
-  BwdParams b;
-  b.q = a.q.data;
-  b.k = a.k.data;
-  b.v = a.v.data;
-  b.out = a.out.data;
-  b.dout = a.dout.data;
-  b.lse = static_cast<float*>(a.lse.data);
-  b.dq = a.dq.data;
-  b.dk = a.dk.data;
-  b.dv = a.dv.data;
-  b.q_batch_stride = a.q.stride[0], b.q_row_stride = a.q.stride[1], b.q_head_stride = a.q.stride[2];
-  b.k_batch_stride = a.k.stride[0], b.k_row_stride = a.k.stride[1], b.k_head_stride = a.k.stride[2];
-  b.v_batch_stride = a.v.stride[0], b.v_row_stride = a.v.stride[1], b.v_head_stride = a.v.stride[2];
-  b.o_batch_stride = a.out.stride[0], b.o_row_stride = a.out.stride[1], b.o_head_stride = a.out.stride[2];
-  b.do_batch_stride = a.dout.stride[0], b.do_row_stride = a.dout.stride[1], b.do_head_stride = a.dout.stride[2];
-  b.dq_batch_stride = a.dq.stride[0], b.dq_row_stride = a.dq.stride[1], b.dq_head_stride = a.dq.stride[2];
-  b.dk_batch_stride = a.dk.stride[0], b.dk_row_stride = a.dk.stride[1], b.dk_head_stride = a.dk.stride[2];
-  b.dv_batch_stride = a.dv.stride[0], b.dv_row_stride = a.dv.stride[1], b.dv_head_stride = a.dv.stride[2];
-  b.lse_batch_stride = p.heads_q * p.seqlen_q;
-  b.lse_head_stride = p.seqlen_q;
-  fill_common(p, a.options, &b);
-  fill_bwd(p, a.workspace, &b);
-  return b;
-}
-
-BwdParams make_bwd_params(const VarlenBwdArgs& a, const ProblemDesc& p) {
-  BwdParams b;
-  b.q = a.q.data;
-  b.k = a.k.data;
-  b.v = a.v.data;
-  b.out = a.out.data;
-  b.dout = a.dout.data;
-  b.lse = static_cast<float*>(a.lse.data);
-  b.dq = a.dq.data;
-  b.dk = a.dk.data;
-  b.dv = a.dv.data;
-  b.q_row_stride = a.q.stride[0], b.q_head_stride = a.q.stride[1];
-  b.k_row_stride = a.k.stride[0], b.k_head_stride = a.k.stride[1];
-  b.v_row_stride = a.v.stride[0], b.v_head_stride = a.v.stride[1];
-  b.o_row_stride = a.out.stride[0], b.o_head_stride = a.out.stride[1];
-  b.do_row_stride = a.dout.stride[0], b.do_head_stride = a.dout.stride[1];
-  b.dq_row_stride = a.dq.stride[0], b.dq_head_stride = a.dq.stride[1];
-  b.dk_row_stride = a.dk.stride[0], b.dk_head_stride = a.dk.stride[1];
-  b.dv_row_stride = a.dv.stride[0], b.dv_head_stride = a.dv.stride[1];
-  b.lse_head_stride = p.total_q;
-  b.cu_seqlens_q = static_cast<const int32_t*>(a.cu_seqlens_q.data);
-  b.cu_seqlens_k = static_cast<const int32_t*>(a.cu_seqlens_k.data);
-  fill_common(p, a.options, &b);
-  fill_bwd(p, a.workspace, &b);
-  return b;
-}
+BwdParams make_bwd_params(const BwdArgs& a, const ProblemDesc& p) { return bwd_params(a, p); }
+BwdParams make_bwd_params(const VarlenBwdArgs& a, const ProblemDesc& p) { return bwd_params(a, p); }
 
 }  // namespace flashcute
