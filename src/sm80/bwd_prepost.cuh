@@ -2,7 +2,9 @@
 // The backward's row-wise kernels around the main one (bwd_kernel.cuh):
 //   preprocess   D = rowsum(dO * O) in fp32 per (row, q head) and the LSE in log2 units (+inf for a
 //                row that sees no key, so that its P is exactly 0); clears the fp32 dQ accumulator and,
-//                in deterministic mode, the per-query-block turn counters
+//                in deterministic mode, the per-query-block turn counters. D is computed with the
+//                main kernel's MMA atom in its k order (bwd_rowsum_do_o), so that dP - D cancels
+//                exactly where it should
 //   postprocess  dQ accumulator * softmax_scale -> dq (input dtype, caller's strides)
 //   GQA/MQA      dK, dV: the per-q-head fp32 shares summed over each group in q-head order -> dk, dv
 // Memory-bound and simple: 8 elements (one 16-byte access of the 16-bit tensors) per thread per step,
@@ -49,13 +51,6 @@ __device__ __forceinline__ int64_t bwd_tensor_offset(const BwdParams& p, int b, 
 }
 
 template <class Element>
-__device__ __forceinline__ void load8(const Element* src, float (&x)[8]) {
-  const cutlass::AlignedArray<Element, 8> a = *reinterpret_cast<const cutlass::AlignedArray<Element, 8>*>(src);
-#pragma unroll
-  for (int k = 0; k < 8; ++k) x[k] = static_cast<float>(a[k]);
-}
-
-template <class Element>
 __device__ __forceinline__ void store8(Element* dst, const float (&x)[8]) {
   cutlass::AlignedArray<Element, 8> a;
 #pragma unroll
@@ -70,10 +65,68 @@ __device__ __forceinline__ void add8(const float* src, float (&x)[8]) {
   x[4] += b.x, x[5] += b.y, x[6] += b.z, x[7] += b.w;
 }
 
+// Two adjacent 16-bit elements of row `row` (nullptr: a row past the sequence) at column c, as the
+// 32-bit register an MMA operand takes; columns at or past `cols` (the bucket's zero padding) are 0.
+template <class Element>
+__device__ __forceinline__ uint32_t load_pair(const Element* row, int c, int cols) {
+  if (row == nullptr || c >= cols) return 0u;
+  return *reinterpret_cast<const uint32_t*>(row + c);
+}
+
+// D = rowsum(dO * O) for the 64 rows [r0, r0 + 64) of the CTA, one warp per 16 rows, computed as the
+// diagonal of dO * O^T with the main kernel's MMA atom (m16n8k16) walking k in the same 16-wide
+// slices, in the same order, from a zero accumulator as its dP = dO V^T (bwd_gemm). An MMA's output
+// element depends only on its A row, B column and C input, so where O_i equals V_j bitwise (row i
+// sees the single key j, P = 1) D_i equals dP_ij bitwise and dS = P (dP - D) is exactly 0, as the
+// exact gradient is. A scalar fp32 sum here leaves ~1 ulp of noise in dS and so in dQ and dK.
+// Fragments (PTX m16n8k16, g = lane / 4, t = lane % 4): A regs (row g | g + 8) x (k 2t | 2t + 8);
+// B regs (k 2t | 2t + 8) at column g; C (row g | g + 8) x (column 2t, 2t + 1). With B = O's rows
+// 0-7 the diagonal (i, i) sits at row g = i, column i: thread t = g / 2, c[g % 2]; with B = O's
+// rows 8-15, (8 + j, j) sits at row g + 8 = 8 + j: thread t = g / 2, c[2 + g % 2].
+template <class Tr>
+__device__ __forceinline__ void bwd_rowsum_do_o(const BwdParams& p, int batch, int head, const BwdSeq& s,
+                                                int64_t r0) {
+  using Element = typename Tr::Element;
+  static_assert(kBwdRowThreads / 32 * 16 == kBwdRowsPerCta, "one warp per 16 rows");
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const Element* out = static_cast<const Element*>(p.out);
+  const Element* dout = static_cast<const Element*>(p.dout);
+  const Element* o_row[2] = {nullptr, nullptr};
+  const Element* do_row[2] = {nullptr, nullptr};
+  int64_t rows[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    rows[h] = r0 + warp * 16 + g + 8 * h;
+    if (rows[h] < s.len) {
+      o_row[h] = out + bwd_tensor_offset(p, batch, s, rows[h], head, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+      do_row[h] =
+          dout + bwd_tensor_offset(p, batch, s, rows[h], head, p.do_batch_stride, p.do_row_stride, p.do_head_stride);
+    }
+  }
+  float lo[4] = {0.0f, 0.0f, 0.0f, 0.0f}, hi[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const int cols = p.head_dim_v;
+#pragma unroll 4
+  for (int k = 0; k < Tr::kHeadDim; k += 16) {
+    const int c0 = k + 2 * t, c1 = k + 8 + 2 * t;
+    const uint32_t a0 = load_pair(do_row[0], c0, cols), a1 = load_pair(do_row[1], c0, cols);
+    const uint32_t a2 = load_pair(do_row[0], c1, cols), a3 = load_pair(do_row[1], c1, cols);
+    const uint32_t b_lo0 = load_pair(o_row[0], c0, cols), b_lo1 = load_pair(o_row[0], c1, cols);
+    const uint32_t b_hi0 = load_pair(o_row[1], c0, cols), b_hi1 = load_pair(o_row[1], c1, cols);
+    Tr::MmaAtom::fma(lo[0], lo[1], lo[2], lo[3], a0, a1, a2, a3, b_lo0, b_lo1, lo[0], lo[1], lo[2], lo[3]);
+    Tr::MmaAtom::fma(hi[0], hi[1], hi[2], hi[3], a0, a1, a2, a3, b_hi0, b_hi1, hi[0], hi[1], hi[2], hi[3]);
+  }
+  if (t == g / 2) {
+    const float d[2] = {g % 2 == 0 ? lo[0] : lo[1], g % 2 == 0 ? hi[2] : hi[3]};
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (rows[h] < s.len) p.softmax_d[head * p.total_q + s.row0 + rows[h]] = d[h];
+  }
+}
+
 // grid (ceil(seqlen_q / kBwdRowsPerCta), heads_q, batch).
 template <class Tr>
 __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
-  using Element = typename Tr::Element;
   const int head = blockIdx.y;
   const int batch = blockIdx.z;
   if (p.deterministic && blockIdx.x == 0) {
@@ -83,46 +136,23 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __
   const BwdSeq s = bwd_seq_q(p, batch);
   const int64_t r0 = int64_t(blockIdx.x) * kBwdRowsPerCta;
   if (r0 >= s.len) return;
+  bwd_rowsum_do_o<Tr>(p, batch, head, s, r0);
   const int lane = threadIdx.x % kBwdLanesPerRow;
-  const Element* out = static_cast<const Element*>(p.out);
-  const Element* dout = static_cast<const Element*>(p.dout);
 #pragma unroll
   for (int step = 0; step < kBwdRowsPerCta / kBwdRowsPerStep; ++step) {
     const int64_t i = r0 + step * kBwdRowsPerStep + threadIdx.x / kBwdLanesPerRow;
-    const bool valid = i < s.len;  // every lane runs every step: the shuffles below need the whole warp
-    float acc = 0.0f;
-    if (valid) {
-      const Element* o =
-          out + bwd_tensor_offset(p, batch, s, i, head, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
-      const Element* g =
-          dout + bwd_tensor_offset(p, batch, s, i, head, p.do_batch_stride, p.do_row_stride, p.do_head_stride);
-#pragma unroll
-      for (int c = lane * 8; c < Tr::kHeadDim; c += kBwdLanesPerRow * 8) {
-        if (c < p.head_dim_v) {
-          float x[8], y[8];
-          load8(o + c, x);
-          load8(g + c, y);
-#pragma unroll
-          for (int k = 0; k < 8; ++k) acc = fmaf(x[k], y[k], acc);
-        }
-      }
+    if (i >= s.len) return;
+    const int64_t ws_row = head * p.total_q + s.row0 + i;
+    if (lane == 0) {
+      const float lse = p.lse[p.cu_seqlens_q != nullptr ? head * p.lse_head_stride + s.row0 + i
+                                                        : batch * p.lse_batch_stride + head * p.lse_head_stride + i];
+      constexpr float kLog2e = 1.4426950408889634f;
+      p.lse_log2[ws_row] = lse == -INFINITY ? INFINITY : lse * kLog2e;  // a row that sees no key: P = 0
     }
+    float* dq = p.dq_accum + ws_row * p.head_dim;
 #pragma unroll
-    for (int offset = kBwdLanesPerRow / 2; offset > 0; offset /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, offset);
-    if (valid) {
-      const int64_t ws_row = head * p.total_q + s.row0 + i;
-      if (lane == 0) {
-        p.softmax_d[ws_row] = acc;
-        const float lse = p.lse[p.cu_seqlens_q != nullptr ? head * p.lse_head_stride + s.row0 + i
-                                                          : batch * p.lse_batch_stride + head * p.lse_head_stride + i];
-        constexpr float kLog2e = 1.4426950408889634f;
-        p.lse_log2[ws_row] = lse == -INFINITY ? INFINITY : lse * kLog2e;  // a row that sees no key: P = 0
-      }
-      float* dq = p.dq_accum + ws_row * p.head_dim;
-#pragma unroll
-      for (int c = lane * 4; c < Tr::kHeadDim; c += kBwdLanesPerRow * 4)
-        if (c < p.head_dim) *reinterpret_cast<float4*>(dq + c) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
+    for (int c = lane * 4; c < Tr::kHeadDim; c += kBwdLanesPerRow * 4)
+      if (c < p.head_dim) *reinterpret_cast<float4*>(dq + c) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   }
 }
 
