@@ -1,0 +1,661 @@
+#!/usr/bin/env python3
+"""flashcute side by side with every attention implementation in this process: same inputs, same run.
+
+Grid (docs/BENCHMARKING.md): bf16, fp16; d 64, 128, 256; seqlen 512 .. 16k with batch = 16384/seqlen
+and heads = 2048/d; causal and not; passes fwd, bwd, fwd+bwd. Implementations:
+  flashcute_sm80, flashcute_sm90  flashcute.flash_attn_func with the path pinned (use_backend). SM90
+                                  only where the build has 90a and the GPU is cc 9.0; it has a forward
+                                  only, so its bwd / fwd+bwd run the "auto" path (SM90 forward, SM80
+                                  backward), and only on cases whose SM90 forward runs
+  sdpa_flash, sdpa_cudnn,         torch SDPA with the backend forced (FLASH_ATTENTION = FlashAttention-2,
+  sdpa_efficient, sdpa_math       CUDNN_ATTENTION, EFFICIENT_ATTENTION, MATH = unfused; MATH capped by
+                                  --math-max-seqlen, and out-of-memory is recorded as "oom")
+  flex                            torch.compile'd FlexAttention (causal block mask where causal); one
+                                  compile per shape and grad mode: slow to start; --no-flex drops it
+  flash_attn, fa3                 the flash_attn package (FA2) / FA3's flash_attn_interface, if installed
+
+Inputs: randn q, k, v, dout in (batch, seqlen, heads, d); SDPA gets (batch, heads, seqlen, d) views of the
+same memory, FlexAttention contiguous (batch, heads, seqlen, d) copies. Timing: CUDA events around each
+call, L2 flushed before each (a 256 MB memset, as triton's do_bench), a short GPU sleep first so the CPU
+can run ahead; `--warmup` calls, then reps for about --rep-ms (between --min-reps and --max-reps); the
+median is reported. bwd = torch.autograd.grad on a retained forward graph; fwd+bwd = forward then grad.
+Peak memory: a separate call before the timing; max_memory_allocated during it minus what was allocated
+before it (so q, k, v, dout and, for bwd, the forward's saved tensors are excluded). Spot check: each
+implementation's output (fwd) or dq, dk, dv (bwd, fwd+bwd) against a reference implementation on the same
+inputs (sdpa_flash when it runs the case, else the first that does): max |diff| / max |reference|.
+
+Output under --out: results.json (environment + one record per implementation x case x pass; rewritten
+after every case, so an interrupted run keeps what it measured), results.md (one table per dtype x pass)
+and PNG plots (bench_plots.py; `bench.py --merge a.json b.json --out DIR` joins chunks of the grid).
+Exits 2 when flashcute's extension, torch or a GPU is missing, 1 when a flashcute measurement failed.
+
+    PYTHONPATH=build/gpu/python python3 bench/bench.py --quick --out gpu-out/bench
+    python3 bench/bench.py --dry-run --dtype bf16          # the cases and the expected time, no GPU
+"""
+
+import argparse
+import contextlib
+import datetime
+import faulthandler
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import bench_grid as grid  # noqa: E402
+import bench_report as report  # noqa: E402
+
+ALL_IMPLS = report.OURS + report.PEERS
+T0 = time.time()
+
+
+def log(msg):
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def fail(msg):
+    log(msg)
+    sys.exit(2)
+
+
+# ---- command line ---------------------------------------------------------------------------------------
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="bf16, d 64 and 128, seqlen 2k and 8k, causal and not, "
+                   "all passes, no FlexAttention (under 3 minutes on an H100)")
+    p.add_argument("--dtype", default="bf16,fp16", help="comma list of bf16, fp16")
+    p.add_argument("--d", default="64,128,256", help="comma list of head dims")
+    p.add_argument("--seqlen", default=",".join(map(str, grid.SEQLENS)), help="comma list of sequence lengths")
+    p.add_argument("--causal", default="both", help="both, true or false")
+    p.add_argument("--pass", dest="passes", default="fwd,bwd,fwd+bwd", help="comma list of fwd, bwd, fwd+bwd")
+    p.add_argument("--impl", default="all", help="comma list of: all, " + ", ".join(ALL_IMPLS)
+                   + " (unavailable ones are dropped with a note; flashcute_sm80 is always run)")
+    p.add_argument("--no-flex", action="store_true", help="leave FlexAttention out (compiles per shape)")
+    p.add_argument("--flex", action="store_true", help="keep FlexAttention in with --quick")
+    p.add_argument("--math-max-seqlen", type=int, default=4096, help="MATH (unfused) only up to this seqlen")
+    p.add_argument("--warmup", type=int, default=3, help="untimed calls before the timed ones")
+    p.add_argument("--rep-ms", type=float, default=100.0, help="aim for this much timed GPU time per measurement")
+    p.add_argument("--min-reps", type=int, default=5)
+    p.add_argument("--max-reps", type=int, default=30)
+    p.add_argument("--no-flush", action="store_true", help="do not flush L2 between timed calls")
+    p.add_argument("--max-seconds", type=float, default=420.0,
+                   help="stop starting measurements after this many seconds and write what was measured (0 = none)")
+    p.add_argument("--out", default=None, help="directory for results.json, results.md and the plots")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--fa3-json", default="auto", help="h100_peers_fa3_cudnn_fa2.json for the FA3 columns (stored, "
+                   "not measured here); auto = look in shared/docs; none = no FA3 columns")
+    p.add_argument("--merge", nargs="+", metavar="RESULTS_JSON", help="join results.json files of earlier runs "
+                   "(chunks of the grid) into one results.json/md and plots under --out; runs nothing")
+    p.add_argument("--dry-run", action="store_true", help="list the cases and the expected time; needs no GPU")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a spot check is flagged")
+    a = p.parse_args(argv)
+    try:
+        if a.quick:
+            a.dtypes, a.head_dims, a.seqlens = list(grid.QUICK["dtypes"]), list(grid.QUICK["head_dims"]), \
+                list(grid.QUICK["seqlens"])
+            a.causals, a.pass_list = list(grid.QUICK["causal"]), list(grid.QUICK["passes"])
+            a.no_flex = a.no_flex or not a.flex
+        else:
+            a.dtypes = grid.parse_list(a.dtype, str, grid.DTYPES)
+            a.head_dims = grid.parse_list(a.d, int)
+            a.seqlens = grid.parse_list(a.seqlen, int)
+            a.causals = grid.parse_causal(a.causal)
+            a.pass_list = grid.parse_passes(a.passes)
+        a.impls = resolve_impl_names(a.impl, a.no_flex)
+        grid.make_cases(a.dtypes, a.head_dims, a.seqlens, a.causals)  # checks divisibility
+    except ValueError as exc:
+        p.error(str(exc))
+    return a
+
+
+def resolve_impl_names(text, no_flex):
+    names = []
+    for n in grid.parse_list(text, str):
+        if n == "all":
+            names += [x for x in ALL_IMPLS if x not in names]
+        elif n not in ALL_IMPLS:
+            raise ValueError(f"--impl: '{n}' is not one of all, {', '.join(ALL_IMPLS)}")
+        elif n not in names:
+            names.append(n)
+    if no_flex:
+        names = [n for n in names if n != "flex"]
+    if "flashcute_sm80" not in names:
+        names.insert(0, "flashcute_sm80")
+    return names
+
+
+# ---- environment ----------------------------------------------------------------------------------------
+def gpu_clocks(index):
+    """Driver, SM clock (now and max), memory clock, power and temperature via pynvml, else nvidia-smi."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(index)
+        drv = pynvml.nvmlSystemGetDriverVersion()
+        out = {"driver": drv.decode() if isinstance(drv, bytes) else drv,
+               "clock_sm": f"{pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)} MHz",
+               "clock_sm_max": f"{pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)} MHz",
+               "clock_mem": f"{pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM)} MHz",
+               "power_w": round(pynvml.nvmlDeviceGetPowerUsage(h) / 1000.0, 1),
+               "temperature_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU)}
+        pynvml.nvmlShutdown()
+        return out
+    except Exception as exc:  # pynvml missing or refusing: try nvidia-smi
+        nvml_error = f"{type(exc).__name__}: {exc}"
+    try:
+        q = "driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu"
+        line = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader", "-i", str(index)],
+                              capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
+        keys = ("driver", "clock_sm", "clock_sm_max", "clock_mem", "power_w", "temperature_c")
+        return dict(zip(keys, (x.strip() for x in line.split(","))))
+    except Exception as exc:
+        return {"clocks": f"unavailable (pynvml: {nvml_error}; nvidia-smi: {exc})"}
+
+
+def environment(torch, flashcute, args, argv):
+    dev = torch.cuda.current_device()
+    clocks = gpu_clocks(dev)
+    meta = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "device": torch.cuda.get_device_name(dev),
+        "capability": ".".join(map(str, torch.cuda.get_device_capability(dev))),
+        "sm_count": torch.cuda.get_device_properties(dev).multi_processor_count,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+        "python": platform.python_version(),
+        "flashcute": flashcute.__version__,
+        "flashcute_build": flashcute.build_config(),
+        "driver": clocks.pop("driver", None),
+        "clock_sm_before": clocks.pop("clock_sm", None),
+        **clocks,
+        "argv": " ".join(argv),
+        "method": (f"CUDA events per call, median; {args.warmup} warm-up calls, ~{args.rep_ms:g} ms of reps "
+                   f"({args.min_reps}-{args.max_reps}); L2 flush {'off' if args.no_flush else 'on'}; peak memory "
+                   "above the inputs in a separate call"),
+    }
+    try:
+        meta["git"] = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                     text=True, timeout=10).stdout.strip() or None
+    except Exception:
+        meta["git"] = None
+    return meta
+
+
+def find_fa3_json(arg):
+    if arg == "none":
+        return None
+    if arg != "auto":
+        if not os.path.isfile(arg):
+            fail(f"--fa3-json {arg}: no such file")
+        return arg
+    for c in (os.path.join(REPO, "shared", "docs", "h100_peers_fa3_cudnn_fa2.json"),
+              os.path.join(REPO, "..", "shared", "docs", "h100_peers_fa3_cudnn_fa2.json")):
+        if os.path.isfile(c):
+            return c
+    return None
+
+
+# ---- implementations --------------------------------------------------------------------------------------
+class Prepared:
+    """One implementation bound to one case's inputs.
+
+    leaves: the tensors gradients are taken for; call(): the output in the implementation's own layout;
+    dout: the output gradient in that layout; out_bshd / grad_bshd: (batch, seqlen, heads, d) views of
+    an output / a gradient of a leaf, for the spot check."""
+
+    def __init__(self, leaves, call, dout, out_bshd=None, grad_bshd=None):
+        same = lambda t: t  # noqa: E731
+        self.leaves, self.call, self.dout = leaves, call, dout
+        self.out_bshd, self.grad_bshd = out_bshd or same, grad_bshd or same
+
+
+class Impls:
+    def __init__(self, torch, flashcute, names, no_flex):
+        self.torch, self.fc = torch, flashcute
+        self.notes, self.sm90_probe, self.flex_fn, self.block_masks = [], {}, None, {}
+        self.names = [n for n in names if self._available(n, no_flex)]
+
+    def _available(self, name, no_flex):
+        torch = self.torch
+        if name == "flashcute_sm90":
+            archs = self.fc.build_config().split("archs=")[-1].split()[0] if "archs=" in self.fc.build_config() else ""
+            cc = torch.cuda.get_device_capability()
+            if "90" not in archs or cc != (9, 0):
+                self.notes.append(f"flashcute_sm90 left out: build archs '{archs}', device cc {cc[0]}.{cc[1]}")
+                return False
+        elif name.startswith("sdpa_"):
+            try:
+                from torch.nn.attention import SDPBackend
+
+                getattr(SDPBackend, self._sdpa_backend_name(name))
+            except (ImportError, AttributeError) as exc:
+                self.notes.append(f"{name} left out: {exc}")
+                return False
+        elif name == "flex":
+            if no_flex:
+                return False
+            if importlib.util.find_spec("torch.nn.attention.flex_attention") is None:
+                self.notes.append("flex left out: torch has no flex_attention")
+                return False
+        elif name in ("flash_attn", "fa3"):
+            module = "flash_attn" if name == "flash_attn" else "flash_attn_interface"
+            if importlib.util.find_spec(module) is None:
+                self.notes.append(f"{name} left out: {module} is not installed")
+                return False
+        return True
+
+    @staticmethod
+    def _sdpa_backend_name(name):
+        return {"sdpa_flash": "FLASH_ATTENTION", "sdpa_cudnn": "CUDNN_ATTENTION",
+                "sdpa_efficient": "EFFICIENT_ATTENTION", "sdpa_math": "MATH"}[name]
+
+    def context(self, name, pass_name):
+        """The context every call of `name` runs in (the pinned flashcute path, the forced SDPA backend)."""
+        if name == "flashcute_sm80":
+            return self.fc.use_backend("sm80")
+        if name == "flashcute_sm90":
+            # The SM90 path has a forward only: with gradients, "auto" = SM90 forward + SM80 backward.
+            return self.fc.use_backend("sm90" if pass_name == "fwd" else "auto")
+        if name.startswith("sdpa_"):
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+
+            return sdpa_kernel(getattr(SDPBackend, self._sdpa_backend_name(name)))
+        return contextlib.nullcontext()
+
+    def sm90_forward_runs(self, dtype, d):
+        """(ok, reason): whether the SM90 forward accepts this (dtype, d), from a tiny forced-SM90 call."""
+        key = (dtype, d)
+        if key not in self.sm90_probe:
+            torch = self.torch
+            x = torch.randn(1, 128, 1, d, device="cuda", dtype=dtype)
+            try:
+                with self.fc.use_backend("sm90"):
+                    self.fc.flash_attn_func(x, x, x)
+                torch.cuda.synchronize()
+                self.sm90_probe[key] = (True, None)
+            except (NotImplementedError, RuntimeError, ValueError) as exc:
+                self.sm90_probe[key] = (False, short(exc))
+        return self.sm90_probe[key]
+
+    def prepare(self, name, q, k, v, dout, causal):
+        torch = self.torch
+        leaves = (q, k, v)
+        if name.startswith("flashcute"):
+            return Prepared(leaves, lambda: self.fc.flash_attn_func(q, k, v, causal=causal), dout)
+        if name.startswith("sdpa_"):
+            sdpa = torch.nn.functional.scaled_dot_product_attention
+            return Prepared(leaves, lambda: sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                                 is_causal=causal),
+                            dout.transpose(1, 2), out_bshd=lambda t: t.transpose(1, 2))
+        if name == "flash_attn":
+            from flash_attn import flash_attn_func
+
+            return Prepared(leaves, lambda: flash_attn_func(q, k, v, causal=causal), dout)
+        if name == "fa3":
+            from flash_attn_interface import flash_attn_func as fa3_func
+
+            def call():
+                out = fa3_func(q, k, v, causal=causal)
+                return out[0] if isinstance(out, tuple) else out
+
+            return Prepared(leaves, call, dout)
+        if name == "flex":
+            fn = self._flex()
+            qc, kc, vc = (t.detach().transpose(1, 2).contiguous().requires_grad_() for t in (q, k, v))
+            mask = self._block_mask(q.shape[1], k.shape[1]) if causal else None
+            return Prepared((qc, kc, vc), lambda: fn(qc, kc, vc, block_mask=mask),
+                            dout.transpose(1, 2).contiguous(), out_bshd=lambda t: t.transpose(1, 2),
+                            grad_bshd=lambda t: t.transpose(1, 2))
+        raise ValueError(f"unknown implementation '{name}'")
+
+    def _flex(self):
+        if self.flex_fn is None:
+            torch = self.torch
+            from torch.nn.attention.flex_attention import flex_attention
+
+            # One compiled graph per shape and grad mode: past dynamo's default recompile limit (8) it
+            # would fall back to eager FlexAttention, which is slow and memory-hungry.
+            for knob in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                         "accumulated_cache_size_limit"):
+                if hasattr(torch._dynamo.config, knob):
+                    setattr(torch._dynamo.config, knob, 4096)
+            self.flex_fn = torch.compile(flex_attention, dynamic=False)
+        return self.flex_fn
+
+    def _block_mask(self, sq, sk):
+        if (sq, sk) not in self.block_masks:
+            from torch.nn.attention.flex_attention import create_block_mask
+
+            offset = sk - sq  # causal aligned to the bottom-right corner, as flash_attn
+
+            def causal_mod(b, h, i, j):
+                return i + offset >= j
+
+            self.block_masks[(sq, sk)] = create_block_mask(causal_mod, None, None, sq, sk, device="cuda")
+        return self.block_masks[(sq, sk)]
+
+
+def short(exc):
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:240] if text else ''}"
+
+
+# ---- one measurement --------------------------------------------------------------------------------------
+class Timer:
+    def __init__(self, torch, args):
+        self.torch, self.args = torch, args
+        self.flush_buf = None if args.no_flush else torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+
+    def median_ms(self, fn):
+        """(median ms, reps) of fn over CUDA-event-timed calls after warm-up."""
+        torch, a = self.torch, self.args
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(max(1, a.warmup)):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        est = max(start.elapsed_time(end) / max(1, a.warmup), 1e-3)
+        n = max(a.min_reps, min(a.max_reps, int(a.rep_ms / est)))
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(10_000_000)  # ~5 ms of GPU time: the CPU queues the first calls meanwhile
+        for i in range(n):
+            if self.flush_buf is not None:
+                self.flush_buf.zero_()  # cold L2 for every call, as do_bench
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)), n
+
+
+def run_pass(torch, prep, pass_name, timer):
+    """(ms, reps, peak_mem_bytes, tensors for the spot check) of one pass of one prepared implementation."""
+    grad = torch.autograd.grad
+    torch.cuda.synchronize()
+    if pass_name == "fwd":
+        with torch.no_grad():
+            torch.cuda.reset_peak_memory_stats()
+            before = torch.cuda.memory_allocated()
+            out = prep.call()
+            torch.cuda.synchronize()
+            peak = torch.cuda.max_memory_allocated() - before
+            ms, reps = timer.median_ms(prep.call)
+        return ms, reps, peak, [prep.out_bshd(out)]
+    if pass_name == "fwd+bwd":
+        def step():
+            o = prep.call()
+            return o, grad(o, prep.leaves, prep.dout)
+
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        out, grads = step()
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() - before
+        ms, reps = timer.median_ms(step)
+        return ms, reps, peak, [prep.out_bshd(out.detach())] + [prep.grad_bshd(g) for g in grads]
+    # bwd: one forward whose graph is kept, then the backward alone, timed
+    out = prep.call()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    grads = grad(out, prep.leaves, prep.dout, retain_graph=True)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - before
+    ms, reps = timer.median_ms(lambda: grad(out, prep.leaves, prep.dout, retain_graph=True))
+    return ms, reps, peak, [prep.out_bshd(out.detach())] + [prep.grad_bshd(g) for g in grads]
+
+
+TOL = {("fwd", "bf16"): 2e-2, ("fwd", "fp16"): 5e-3, ("grad", "bf16"): 4e-2, ("grad", "fp16"): 1e-2}
+
+
+def spot_check(torch, got, ref, ref_name, dtype, pass_name, impl):
+    """max |got - ref| and max |got - ref| / max |ref| over the output (and gradients)."""
+    max_abs, rel = 0.0, 0.0
+    for g, r in zip(got, ref):
+        diff = (g.float() - r.float()).abs().max().item()
+        scale = r.float().abs().max().item()
+        max_abs = max(max_abs, diff)
+        rel = max(rel, diff / scale if scale > 0 else diff)
+    tol = TOL[("fwd" if pass_name == "fwd" else "grad", dtype)] * (2 if "sdpa_math" in (impl, ref_name) else 1)
+    flag = None
+    if not rel <= tol:  # also catches NaN
+        flag = f"> tol {tol:g}"
+    return dict(ref=ref_name, max_abs_diff=max_abs, rel_diff=rel, tol=tol, flag=flag)
+
+
+# ---- the run ------------------------------------------------------------------------------------------------
+def reference_order(names):
+    """Spot-check reference preference: FA2 through SDPA, then cuDNN, then flashcute SM80, then the rest."""
+    pref = ("sdpa_flash", "sdpa_cudnn", "flashcute_sm80")
+    return [n for n in pref if n in names] + [n for n in names if n not in pref]
+
+
+def classify(exc):
+    text = str(exc)
+    if "out of memory" in text.lower() or type(exc).__name__ == "OutOfMemoryError":
+        return "oom"
+    if isinstance(exc, NotImplementedError) or "No available kernel" in text or "not supported" in text.lower():
+        return "unsupported"
+    return "error"
+
+
+class Progress:
+    def __init__(self, total):
+        self.total, self.done, self.bar = total, 0, None
+        try:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, file=sys.stderr, unit="meas", dynamic_ncols=True,
+                            mininterval=0.5 if sys.stderr.isatty() else 15.0)
+        except ImportError:
+            pass
+
+    def step(self, n=1):
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def line(self, msg):
+        elapsed = time.time() - T0
+        text = f"[{self.done}/{self.total} {elapsed:5.0f}s] {msg}"
+        if self.bar is not None:
+            self.bar.write(text, file=sys.stderr)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def measure_case(torch, impls, timer, case, passes, args, deadline, progress):
+    """Records of every implementation x pass on one case (same inputs for all)."""
+    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[case["dtype"]]
+    torch.manual_seed(0)
+    shape = (case["batch"], case["seqlen"], case["heads"], case["d"])
+    q, k, v = (torch.randn(shape, device="cuda", dtype=dt, requires_grad=True) for _ in range(3))
+    dout = torch.randn(shape, device="cuda", dtype=dt)
+    records, refs = [], {}
+    stopped = False
+    for name in reference_order(impls.names):
+        for p in passes:
+            rec = dict(case, impl=name, **{"pass": p}, flops=grid.pass_flops(case, p), status="ok", ms=None,
+                       tflops=None, reps=None, peak_mem_bytes=None, spot=None, error=None)
+            if deadline and time.time() > deadline:
+                stopped = True
+                break
+            if name == "sdpa_math" and case["seqlen"] > args.math_max_seqlen:
+                rec.update(status="skipped", error=f"seqlen > --math-max-seqlen {args.math_max_seqlen}")
+            elif name == "flashcute_sm90" and not impls.sm90_forward_runs(dt, case["d"])[0]:
+                rec.update(status="unsupported", error=impls.sm90_forward_runs(dt, case["d"])[1])
+            else:
+                try:
+                    with impls.context(name, p):
+                        prep = impls.prepare(name, q, k, v, dout, case["causal"])
+                        ms, reps, peak, tensors = run_pass(torch, prep, p, timer)
+                    rec.update(ms=ms, reps=reps, tflops=grid.tflops(rec["flops"], ms), peak_mem_bytes=peak)
+                    if p not in refs:
+                        refs[p] = (name, tensors)
+                    else:
+                        rec["spot"] = spot_check(torch, tensors, refs[p][1], refs[p][0], case["dtype"], p, name)
+                    del prep, tensors
+                except Exception as exc:  # a refusal or failure of one implementation is a record, not the end
+                    rec.update(status=classify(exc), error=short(exc))
+                    if rec["status"] == "oom":
+                        torch.cuda.empty_cache()
+            records.append(rec)
+            progress.step()
+        if stopped:
+            break
+    del refs, q, k, v, dout
+    torch.cuda.empty_cache()
+    return records, stopped
+
+
+def case_line(case, records):
+    parts = []
+    for p in ("fwd", "bwd", "fwd+bwd"):
+        sel = {r["impl"]: r for r in records if r["pass"] == p}
+        if not sel:
+            continue
+        cells = " ".join(f"{report.label(n).split(' (')[0]}={r['tflops']:.0f}" if r["tflops"] else
+                         f"{report.label(n).split(' (')[0]}={r['status']}" for n, r in sel.items())
+        parts.append(f"{p}: {cells}")
+    return (f"{case['dtype']} d{case['d']} {'causal' if case['causal'] else 'full'} s{case['seqlen']}  "
+            + " | ".join(parts))
+
+
+def write_outputs(doc, out, fa3_path, plots):
+    fa3 = report.load_fa3(fa3_path) if fa3_path else None
+    md = report.markdown(doc, fa3)
+    if not out:
+        print(md)
+        return
+    os.makedirs(out, exist_ok=True)
+    report.write_json(os.path.join(out, "results.json"), doc)
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write(md)
+    written = ["results.json", "results.md"]
+    if plots:
+        try:
+            import bench_plots
+
+            written += bench_plots.plot_all(doc, out, fa3)
+        except ImportError as exc:
+            log(f"no plots ({exc}); draw them elsewhere with bench/bench_plots.py {out}/results.json --out DIR")
+    log(f"wrote {', '.join(written)} under {out}")
+    print(md)
+
+
+def main(argv=None):
+    faulthandler.enable()
+    os.environ.setdefault("FLASHCUTE_NATIVE_BACKTRACE", "1")
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    fa3_path = find_fa3_json(args.fa3_json)
+    if args.merge:
+        docs = []
+        for path in args.merge:
+            with open(path) as f:
+                docs.append(json.load(f))
+        doc = report.merge_docs(docs)
+        problems = report.validate_doc(doc)
+        if problems:
+            fail("merged document does not follow the schema: " + "; ".join(problems[:5]))
+        write_outputs(doc, args.out, fa3_path, not args.no_plots)
+        return 0
+
+    cases = grid.make_cases(args.dtypes, args.head_dims, args.seqlens, args.causals)
+    if args.dry_run:
+        for c in cases:
+            print(f"{c['dtype']} d{c['d']} {'causal' if c['causal'] else 'full'} s{c['seqlen']} "
+                  f"b{c['batch']} h{c['heads']}: " + ", ".join(f"{p} {grid.pass_flops(c, p) / 1e12:.2f} TFLOP"
+                                                              for p in args.pass_list))
+        # Packages that are not installed here are left out of the estimate (assumed absent there too).
+        names = [n for n in args.impls if n not in ("flash_attn", "fa3")
+                 or importlib.util.find_spec("flash_attn" if n == "flash_attn" else "flash_attn_interface")]
+        est = estimate(cases, args, names)
+        print(f"{len(cases)} cases x {len(args.pass_list)} passes x {len(names)} implementations "
+              f"({', '.join(names)}); expected about {est / 60:.1f} min on an H100"
+              + (f", capped at --max-seconds {args.max_seconds:g}" if args.max_seconds else ""))
+        return 0
+
+    try:
+        import flashcute
+    except ImportError as exc:
+        fail(f"cannot import flashcute ({exc}); build it (cmake --preset gpu && cmake --build --preset gpu -j) "
+             "and run with PYTHONPATH=build/gpu/python, or pip install --no-build-isolation .")
+    if not flashcute.extension_available():
+        fail(f"flashcute's compiled extension is not importable ({flashcute._ext.IMPORT_ERROR})")
+    try:
+        import torch
+    except ImportError as exc:
+        fail(f"torch is required ({exc})")
+    if not torch.cuda.is_available():
+        fail("no CUDA device")
+
+    impls = Impls(torch, flashcute, args.impls, args.no_flex)
+    for n in impls.notes:
+        log(n)
+    meta = environment(torch, flashcute, args, argv)
+    meta["implementations"] = impls.names
+    meta["notes"] = impls.notes
+    log(f"{meta['device']} (driver {meta['driver']}, SM clock {meta['clock_sm_before']}), torch {meta['torch']}, "
+        f"cuDNN {meta['cudnn']}, flashcute {meta['flashcute']} [{meta['flashcute_build']}]")
+    est = estimate(cases, args, impls.names)
+    log(f"{len(cases)} cases x {len(args.pass_list)} passes x {len(impls.names)} implementations; expected about "
+        f"{est / 60:.1f} min" + (f" (stops at --max-seconds {args.max_seconds:g})" if args.max_seconds else ""))
+
+    timer = Timer(torch, args)
+    deadline = T0 + args.max_seconds if args.max_seconds else None
+    progress = Progress(len(cases) * len(args.pass_list) * len(impls.names))
+    records, stopped_early = [], None
+    for i, case in enumerate(cases):
+        recs, stopped = measure_case(torch, impls, timer, case, args.pass_list, args, deadline, progress)
+        records += recs
+        if recs:
+            progress.line(case_line(case, recs))
+        if args.out:  # after every case: an interrupted run keeps what it measured
+            os.makedirs(args.out, exist_ok=True)
+            report.write_json(os.path.join(args.out, "results.json"), report.make_doc(meta, records))
+        if stopped:
+            left = progress.total - progress.done
+            stopped_early = (f"--max-seconds {args.max_seconds:g} reached after {time.time() - T0:.0f} s; "
+                             f"{left} of {progress.total} measurements not run (from case {i + 1} of {len(cases)})")
+            log(stopped_early)
+            break
+    progress.close()
+    meta["clock_sm_after"] = gpu_clocks(torch.cuda.current_device()).get("clock_sm")
+    meta["elapsed_s"] = round(time.time() - T0, 1)
+    doc = report.make_doc(meta, records, stopped_early)
+    write_outputs(doc, args.out, fa3_path, not args.no_plots)
+    flagged = [r for r in records if r.get("spot") and r["spot"].get("flag")]
+    for n in report.spot_notes(records):
+        log(n)
+    if any(r["impl"].startswith("flashcute") and r["status"] in ("error", "oom") for r in records):
+        log("a flashcute measurement failed (see the Notes of results.md)")
+        return 1
+    return 1 if flagged and args.strict else 0
+
+
+def estimate(cases, args, impls):
+    return grid.estimate_seconds(cases, args.pass_list, impls, args.warmup, args.rep_ms, args.min_reps, args.max_reps,
+                                 args.math_max_seqlen)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+# CPU tests of the benchmark code (bench/): FLOP counting, the grid, ratios, table formatting, the JSON
+# schema, merging chunks and the command line's dry run. No torch, no GPU: the measuring half of
+# bench.py runs only on the GPU machine, the rest is checked here.
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+BENCH = pathlib.Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import bench_grid as grid  # noqa: E402
+import bench_report as report  # noqa: E402
+
+
+# ---- FLOPs ---------------------------------------------------------------------------------------------
+def test_fwd_flops_formula():
+    # 4 * b * h * sq * sk * d, and 2 * (d + dv) * ... when the value head dim differs
+    assert grid.fwd_flops(2, 16, 8192, 8192, 128) == 4 * 2 * 16 * 8192 * 8192 * 128
+    assert grid.fwd_flops(1, 1, 10, 20, 64, d_v=128) == 2 * (64 + 128) * 10 * 20
+
+
+def test_causal_halves_only_square():
+    full = grid.fwd_flops(8, 32, 2048, 2048, 64)
+    assert grid.fwd_flops(8, 32, 2048, 2048, 64, causal=True) == full // 2
+    assert grid.fwd_flops(1, 1, 128, 256, 64, causal=True) == grid.fwd_flops(1, 1, 128, 256, 64)
+
+
+def test_pass_factors():
+    case = dict(dtype="bf16", d=128, causal=False, seqlen=4096, batch=4, heads=16)
+    f = grid.pass_flops(case, "fwd")
+    assert f == 4 * 4 * 16 * 4096 * 4096 * 128
+    assert grid.pass_flops(case, "bwd") == pytest.approx(2.5 * f)
+    assert grid.pass_flops(case, "fwd+bwd") == pytest.approx(3.5 * f)
+
+
+def test_tflops():
+    assert grid.tflops(2e12, 1000.0) == pytest.approx(2.0)
+    assert grid.tflops(1e12, 1.0) == pytest.approx(1000.0)
+    assert grid.tflops(1e12, 0) is None and grid.tflops(1e12, None) is None
+
+
+# ---- grid ------------------------------------------------------------------------------------------------
+def test_grid_shapes_keep_16k_tokens_and_hidden_2048():
+    cases = grid.make_cases(grid.DTYPES, grid.HEAD_DIMS, grid.SEQLENS, [False, True])
+    assert len(cases) == 2 * 3 * 6 * 2
+    for c in cases:
+        assert c["batch"] * c["seqlen"] == 16384 and c["heads"] * c["d"] == 2048
+
+
+def test_grid_rejects_bad_seqlen():
+    with pytest.raises(ValueError):
+        grid.shape_for(3000, 64)
+
+
+def test_parsers():
+    assert grid.parse_passes("fwd,fwdbwd,bwd,fwd") == ["fwd", "fwd+bwd", "bwd"]
+    assert grid.parse_causal("both") == [False, True] and grid.parse_causal("true") == [True]
+    assert grid.parse_list("64, 128", int) == [64, 128]
+    with pytest.raises(ValueError, match="fp8"):
+        grid.parse_list("bf16,fp8", str, grid.DTYPES)
+    with pytest.raises(ValueError):
+        grid.parse_passes("forward")
+
+
+def test_estimate_grows_with_work_and_quick_is_short():
+    quick = grid.make_cases(*(grid.QUICK[k] for k in ("dtypes", "head_dims", "seqlens", "causal")))
+    impls = ["flashcute_sm80", "sdpa_flash", "sdpa_cudnn", "sdpa_efficient", "sdpa_math"]
+    t_quick = grid.estimate_seconds(quick, grid.PASSES, impls)
+    assert 0 < t_quick < 180
+    full = grid.make_cases(["bf16"], grid.HEAD_DIMS, grid.SEQLENS, [False, True])
+    assert grid.estimate_seconds(full, grid.PASSES, impls) > t_quick
+    assert grid.estimate_seconds(full, grid.PASSES, impls + ["flex"]) > grid.estimate_seconds(full, grid.PASSES, impls)
+
+
+# ---- records, rows, ratios --------------------------------------------------------------------------------
+def record(impl, tflops, pass_="fwd", d=128, causal=False, seqlen=8192, dtype="bf16", status="ok", spot=None, mem=1 << 20):
+    batch, heads = grid.shape_for(seqlen, d)
+    case = dict(dtype=dtype, d=d, causal=causal, seqlen=seqlen, batch=batch, heads=heads)
+    flops = grid.pass_flops(case, pass_)
+    ms = flops / (tflops * 1e12) * 1e3 if status == "ok" else None
+    return dict(case, impl=impl, **{"pass": pass_}, flops=flops, status=status, ms=ms,
+                tflops=grid.tflops(flops, ms) if ms else None, reps=10 if ms else None,
+                peak_mem_bytes=mem if status == "ok" else None, spot=spot, error=None if status == "ok" else "x")
+
+
+def sample_records():
+    recs = []
+    for p in ("fwd", "bwd"):
+        recs += [record("flashcute_sm80", 300, p), record("flashcute_sm90", 450, p), record("sdpa_flash", 350, p),
+                 record("sdpa_cudnn", 600, p), record("sdpa_efficient", 170, p),
+                 record("sdpa_math", 0, p, status="skipped")]
+    recs.append(record("flashcute_sm80", 250, "fwd", causal=True,
+                       spot=dict(ref="sdpa_flash", max_abs_diff=0.5, rel_diff=0.1, tol=0.02, flag="> tol 0.02")))
+    recs.append(record("sdpa_flash", 280, "fwd", causal=True))
+    return recs
+
+
+def test_rows_pick_best_path_and_best_peer():
+    rows = report.make_rows(sample_records())
+    r = next(x for x in rows if x["pass_"] == "fwd" and not x["causal"])
+    assert r["ours_impl"] == "flashcute_sm90" and r["ours"] == pytest.approx(450)
+    assert r["best_peer"] == "sdpa_cudnn"
+    assert r["vs_best"] == pytest.approx(0.75)
+    assert r["vs_fa2"] == pytest.approx(450 / 350)
+    assert r["vs_cudnn"] == pytest.approx(0.75)
+    assert r["status"]["sdpa_math"] == "skipped" and "sdpa_math" not in r["tflops"]
+
+
+def test_ratio_missing_peer_is_none():
+    rows = report.make_rows([record("flashcute_sm80", 300)])
+    assert rows[0]["vs_best"] is None and rows[0]["vs_fa2"] is None and rows[0]["vs_cudnn"] is None
+
+
+def test_fa3_stored_columns(tmp_path):
+    path = tmp_path / "fa3.json"
+    path.write_text(json.dumps({"rows": [{"d": 128, "causal": False, "seqlen": 8192, "batch": 2, "heads": 16,
+                                          "fwd": {"fa3": 671, "cudnn": 629, "fa2": 356},
+                                          "bwd": {"fa3": 595, "cudnn": 524, "fa2": 312}}]}))
+    fa3 = report.load_fa3(str(path))
+    assert fa3[(128, False, 8192, "fwd")]["fa3"] == 671
+    rows = report.make_rows(sample_records(), fa3)
+    r = next(x for x in rows if x["pass_"] == "fwd" and not x["causal"])
+    assert r["fa3_stored"] == 671
+    assert r["vs_fa3_stored"] == pytest.approx(450 / 671)
+    assert r["vs_fa3_via_cudnn"] == pytest.approx((450 / 600) / (671 / 629))
+    # fp16 rows never get the (bf16) stored FA3 numbers
+    fp16 = report.make_rows([record("flashcute_sm80", 300, dtype="fp16")], fa3)
+    assert fp16[0]["fa3_stored"] is None
+
+
+def test_shipped_fa3_json_loads():
+    for c in (BENCH.parent / "shared" / "docs", BENCH.parent.parent / "shared" / "docs"):
+        path = c / "h100_peers_fa3_cudnn_fa2.json"
+        if path.is_file():
+            fa3 = report.load_fa3(str(path))
+            assert fa3[(128, False, 8192, "fwd")]["fa3"] > 0
+            return
+    pytest.skip("shared/docs/h100_peers_fa3_cudnn_fa2.json is not beside this checkout")
+
+
+# ---- formatting ---------------------------------------------------------------------------------------------
+def test_number_formats():
+    assert report.fmt_num(None) == "–" and report.fmt_num(312.4) == "312"
+    assert report.fmt_ratio(0.8349) == "0.83" and report.fmt_ratio(None) == "–"
+    assert report.fmt_bytes(3 << 30) == "3.0 GiB" and report.fmt_bytes(512) == "512 B"
+
+
+def meta():
+    return {"date": "2026-11-22T11:00:00Z", "device": "NVIDIA H100 80GB HBM3", "driver": "580", "torch": "2.11",
+            "cudnn": 91900, "flashcute": "0.1.0", "flashcute_build": "archs=80;90a", "method": "events"}
+
+
+def test_markdown_tables_per_dtype_and_pass():
+    doc = report.make_doc(meta(), sample_records())
+    md = report.markdown(doc)
+    assert "## bf16 fwd" in md and "## bf16 bwd" in md and "## bf16 fwd+bwd" not in md
+    fwd = md.split("## bf16 fwd")[1].split("##")[0]
+    lines = [l for l in fwd.splitlines() if l.startswith("|")]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert head[:4] == ["d", "causal", "seqlen", "batch x heads"]
+    assert "flashcute SM80" in head and "cuDNN (SDPA)" in head and "ours / best peer" in head
+    assert len(lines[1].split("|")) == len(lines[0].split("|"))  # separator matches the header
+    full = next(l for l in lines[2:] if "| no |" in l)
+    cells = [c.strip() for c in full.strip("|").split("|")]
+    assert cells[head.index("ours (path)")] == "450 (SM90)"
+    assert cells[head.index("ours / best peer")] == "0.75 (cuDNN (SDPA))"
+    assert cells[head.index("MATH (SDPA, unfused)")] == "cap"
+    causal = next(l for l in lines[2:] if "| yes |" in l)
+    assert "250 ⚠" in causal  # the flagged spot check is marked in the cell
+    assert "spot check bf16 fwd d128 causal s8192" in md
+
+
+def test_markdown_fa3_columns_are_labelled(tmp_path):
+    fa3 = {(128, False, 8192, "fwd"): {"fa3": 671, "cudnn": 629, "fa2": 356}}
+    md = report.markdown(report.make_doc(meta(), sample_records()), fa3)
+    assert "FA3 from the stored JSON, not this run" in md
+    assert "| 671 |" in md
+
+
+# ---- JSON schema and merging ---------------------------------------------------------------------------------
+def test_doc_validates_and_round_trips(tmp_path):
+    doc = report.make_doc(meta(), sample_records())
+    assert report.validate_doc(doc) == []
+    path = tmp_path / "results.json"
+    report.write_json(str(path), doc)
+    assert report.validate_doc(json.loads(path.read_text())) == []
+    assert not (tmp_path / "results.json.tmp").exists()
+
+
+def test_validate_catches_problems():
+    bad = report.make_doc(meta(), [record("flashcute_sm80", 300)])
+    bad["records"][0]["status"] = "fine"
+    del bad["records"][0]["flops"]
+    bad["records"].append(dict(record("sdpa_flash", 300), status="error"))
+    problems = report.validate_doc(bad)
+    assert any("missing flops" in p for p in problems)
+    assert any("status error with tflops" in p for p in problems)
+    assert report.validate_doc({"schema": "x", "meta": {}, "records": []})
+
+
+def test_merge_keeps_all_runs_and_latest_record():
+    a = report.make_doc(dict(meta(), date="a"), [record("flashcute_sm80", 300), record("sdpa_flash", 350)])
+    b = report.make_doc(dict(meta(), date="b"), [record("flashcute_sm80", 320), record("flashcute_sm80", 200, d=64)])
+    m = report.merge_docs([a, b])
+    assert [r["date"] for r in m["meta"]["runs"]] == ["a", "b"]
+    assert len(m["records"]) == 3
+    assert report.validate_doc(m) == []
+    rows = report.make_rows(m["records"])
+    assert next(r for r in rows if r["d"] == 128)["ours"] == pytest.approx(320)
+
+
+# ---- the command line, without a GPU ------------------------------------------------------------------------------
+def run_bench(*args):
+    return subprocess.run([sys.executable, str(BENCH / "bench.py"), *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_dry_run_lists_cases_and_estimate():
+    p = run_bench("--dry-run", "--quick")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert len(lines) == 9  # 8 cases and the summary
+    assert "bf16 d64 full s2048 b8 h32" in lines[0]
+    assert "expected about" in lines[-1] and "flex" not in lines[-1]
+
+
+def test_bad_flags_exit_2():
+    assert run_bench("--dry-run", "--dtype", "fp8").returncode == 2
+    assert run_bench("--dry-run", "--seqlen", "3000").returncode == 2
+    assert run_bench("--dry-run", "--impl", "nope").returncode == 2
+
+
+def test_merge_cli_writes_tables(tmp_path):
+    a = tmp_path / "a.json"
+    report.write_json(str(a), report.make_doc(meta(), sample_records()))
+    out = tmp_path / "out"
+    p = run_bench("--merge", str(a), "--out", str(out), "--no-plots", "--fa3-json", "none")
+    assert p.returncode == 0, p.stderr
+    assert (out / "results.md").read_text().startswith("# flashcute benchmark")
+    assert report.validate_doc(json.loads((out / "results.json").read_text())) == []
+
+
+def test_plots_when_matplotlib_is_there(tmp_path):
+    pytest.importorskip("matplotlib")
+    import bench_plots
+
+    files = bench_plots.plot_all(report.make_doc(meta(), sample_records()), str(tmp_path))
+    assert "tflops_fwd.png" in files and "memory.png" in files
+    assert all(os.path.getsize(tmp_path / f) > 1000 for f in files)
