@@ -6,6 +6,8 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
+# torch_reference.py (the shared float64 oracle of the GPU tests) is imported by name.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 # A native crash in flashcute._C prints the native stack (then pytest's faulthandler the Python one):
 # read when the extension is imported, which happens after this file. FLASHCUTE_TRACE=1 in the

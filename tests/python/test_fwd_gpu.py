@@ -3,10 +3,10 @@ rule of docs/TESTING.md, streams, devices, CUDA graphs, torch.compile, opcheck, 
 torch and CuPy. Skips (visibly) without torch, without a CUDA device or without the extension.
 
 A case whose dtype / head-dim bucket is not compiled into this build is skipped with the library's
-message (NotImplementedError "... not compiled into this build ..."). Gradient tests skip the same
-way while the backward kernel is not built.
+message (NotImplementedError "... not compiled into this build ..."). Gradients: test_bwd_gpu.py.
 
-Tolerance (TESTING.md; tests/common/tolerance.h is the C++ twin): golden = float64 math on the
+Tolerance (TESTING.md; tests/python/torch_reference.py implements it, tests/common/tolerance.h is
+the C++ twin): golden = float64 math on the
 rounded inputs, lp = the same math the way an unfused implementation in the input dtype does it
 (fp32 scores and softmax, product inputs rounded to the dtype), then
   max|kernel - golden|  <= R * max|lp - golden| + 2 ulp(max|golden|)        R = 2 fwd, 3 bwd
@@ -28,95 +28,8 @@ pytestmark = [
                        reason="flashcute._C is not built/importable: configure with -DFLASHCUTE_BUILD_PYTHON=ON"),
 ]
 
-BF16, FP16 = torch.bfloat16, torch.float16
-
-
-# ---- reference and tolerance --------------------------------------------------------------------------
-def reference(q, k, v, *, softmax_scale=None, causal=False, window=(-1, -1), softcap=0.0, alibi=None, lowp=False,
-              dtype=None):
-    """(out (b, sq, hq, dv), lse (b, hq, sq)) of dense inputs. golden: float64. lowp: fp32 scores and
-    softmax, P rounded to `dtype` before the PV product, out rounded to `dtype`. Differentiable."""
-    dtype = dtype or q.dtype
-    ct = torch.float32 if lowp else torch.float64
-    b, sq, hq, d = q.shape
-    sk, hk = k.shape[1], k.shape[2]
-    scale = softmax_scale if softmax_scale is not None else d ** -0.5
-    g = hq // hk
-    qc = q.to(ct).transpose(1, 2)  # (b, hq, sq, d)
-    kc = k.to(ct).repeat_interleave(g, dim=2).transpose(1, 2)  # (b, hq, sk, d)
-    vc = v.to(ct).repeat_interleave(g, dim=2).transpose(1, 2)  # (b, hq, sk, dv)
-    s = qc @ kc.transpose(-1, -2)  # (b, hq, sq, sk)
-    s = softcap * torch.tanh(s * scale / softcap) if softcap > 0 else s * scale
-    i = torch.arange(sq, device=q.device)[:, None]
-    j = torch.arange(sk, device=q.device)[None, :]
-    diag = i + (sk - sq)  # bottom-right alignment
-    if alibi is not None:
-        slopes = alibi.to(ct).reshape(-1 if alibi.dim() == 2 else 1, hq)[:, :, None, None]
-        s = s - slopes * (diag - j).abs().to(ct)
-    left, right = window
-    if causal:
-        right = 0
-    visible = torch.ones(sq, sk, dtype=torch.bool, device=q.device)
-    if left >= 0:
-        visible &= j >= diag - left
-    if right >= 0:
-        visible &= j <= diag + right
-    s = s.masked_fill(~visible, float("-inf"))
-    lse = torch.logsumexp(s, dim=-1)
-    p = torch.exp(s - lse[..., None])
-    p = torch.where(torch.isneginf(lse)[..., None], torch.zeros_like(p), p)  # rows that see no key
-    if lowp:
-        p = p.to(dtype).to(ct)
-    out = (p @ vc).transpose(1, 2)
-    return (out.to(dtype) if lowp else out), lse
-
-
-def ulp(dtype, x):
-    mant, tiny, sub = (10, 2.0 ** -14, 2.0 ** -24) if dtype == FP16 else (7, 2.0 ** -126, 2.0 ** -133)
-    ax = x.abs().double()
-    e = torch.floor(torch.log2(ax.clamp_min(tiny)))
-    return torch.where(ax >= tiny, torch.exp2(e - mant), torch.full_like(ax, sub))
-
-
-def check_tolerance(name, kernel, golden, lp, dtype, r, repro):
-    k, g, l = kernel.double(), golden.double(), lp.double()
-    assert k.shape == g.shape, f"{name}: shape {tuple(k.shape)} != {tuple(g.shape)}; {repro}"
-    fin = torch.isfinite(g)
-    bad = fin & ~torch.isfinite(k)
-    assert not bad.any(), f"{name}: {int(bad.sum())} non-finite values where golden is finite; {repro}"
-    if not fin.any():
-        return
-    err = (k - g).abs()[fin]
-    lerr = (l - g).abs()[fin & torch.isfinite(l)]
-    a = 2 * ulp(dtype, g[fin].abs().max()).item()
-    max_bound = r * lerr.max().item() + a
-    assert err.max().item() <= max_bound, f"{name}: max err {err.max().item():.3e} > {max_bound:.3e}; {repro}"
-    mean_bound = max(1.5 * lerr.mean().item(), 0.25 * ulp(dtype, g[fin]).mean().item())
-    assert err.mean().item() <= mean_bound, f"{name}: mean err {err.mean().item():.3e} > {mean_bound:.3e}; {repro}"
-
-
-def check_lse(lse, golden, repro):
-    lse, golden = lse.double(), golden.double()
-    assert torch.equal(torch.isneginf(lse), torch.isneginf(golden)), f"lse: -inf rows differ; {repro}"
-    fin = torch.isfinite(golden)
-    err = (lse - golden).abs()[fin]
-    bound = 1e-5 * (1 + golden.abs()[fin])
-    assert (err <= bound).all(), f"lse: max err {err.max().item():.3e}; {repro}"
-
-
-def run_or_skip(fn, *args, **kwargs):
-    """Calls fn; skips the test when this build lacks the dtype / head-dim bucket / pass."""
-    try:
-        return fn(*args, **kwargs)
-    except NotImplementedError as exc:
-        if "not compiled into this build" in str(exc) or "no attention" in str(exc):
-            pytest.skip(f"not in this build: {exc}")
-        raise
-
-
-def randn(*shape, dtype=BF16, device="cuda", scale=1.0):
-    return (torch.randn(*shape, device=device, dtype=torch.float32) * scale).to(dtype)
-
+from torch_reference import (  # noqa: E402  (tests/python/torch_reference.py: the shared oracle)
+    BF16, FP16, check_lse, check_tolerance, make_alibi, randn, reference, run_or_skip)
 
 # ---- dense forward --------------------------------------------------------------------------------------
 # (batch, seqlen_q, seqlen_k, heads_q, heads_kv, d, dtype, options)
@@ -144,12 +57,6 @@ def dense_id(case):
     b, sq, sk, hq, hk, d, dt, opt = case
     extra = "-".join(f"{k}={v}" for k, v in opt.items())
     return f"b{b}-q{sq}-k{sk}-h{hq}:{hk}-d{d}-{str(dt)[6:]}" + (f"-{extra}" if extra else "")
-
-
-def make_alibi(kind, b, hq):
-    if kind == "heads":
-        return torch.rand(hq, device="cuda", dtype=torch.float32) * 0.3
-    return torch.rand(b, hq, device="cuda", dtype=torch.float32) * 0.3
 
 
 @pytest.mark.parametrize("case", DENSE, ids=[dense_id(c) for c in DENSE])
@@ -338,36 +245,7 @@ def test_bad_input_on_the_gpu():
         flashcute.flash_attn_func(q.cpu(), q, q)
 
 
-# ---- backward (skips while the backward kernel is not built) -------------------------------------------
-BWD = [
-    (2, 128, 128, 4, 4, 128, BF16, {}),
-    (2, 113, 203, 8, 2, 128, BF16, {"causal": True}),
-    (1, 300, 300, 4, 4, 128, BF16, {"window_size": (64, 16), "softcap": 30.0}),
-]
-
-
-@pytest.mark.parametrize("case", BWD, ids=[dense_id(c) for c in BWD])
-def test_flash_attn_func_backward(case):
-    b, sq, sk, hq, hk, d, dt, opt = case
-    torch.manual_seed(11)
-    q, k, v = randn(b, sq, hq, d, dtype=dt), randn(b, sk, hk, d, dtype=dt), randn(b, sk, hk, d, dtype=dt)
-    dout = randn(b, sq, hq, d, dtype=dt)
-    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-    out = flashcute.flash_attn_func(*leaves, **opt)
-    run_or_skip(out.backward, dout)
-    grads = [t.grad for t in leaves]
-    ref_opt = dict(causal=opt.get("causal", False), window=opt.get("window_size", (-1, -1)),
-                   softcap=opt.get("softcap", 0.0))
-    g64 = [t.double().requires_grad_() for t in (q, k, v)]
-    reference(*g64, **ref_opt)[0].backward(dout.double())
-    glp = [t.clone().requires_grad_() for t in (q, k, v)]
-    reference(*glp, lowp=True, **ref_opt)[0].backward(dout)
-    repro = f"REPRO: backward {dense_id(case)} seed=11"
-    for name, kern, gold, lp in zip(("dq", "dk", "dv"), grads, (t.grad for t in g64), (t.grad for t in glp)):
-        assert kern.dtype == dt and kern.shape == gold.shape
-        check_tolerance(name, kern, gold, lp, dt, 3, repro)
-
-
+# ---- the oracle itself (backward: test_bwd_gpu.py) ----------------------------------------------------
 def test_math_reference_self_check():
     # The reference against PyTorch's own math SDPA (float64), so a reference bug cannot hide a kernel bug.
     torch.manual_seed(12)

@@ -167,6 +167,19 @@ def test_import_needs_neither_torch_nor_gpu():
     assert res.returncode == 0, res.stderr
 
 
+def test_integrations_import_neither_torch_nor_transformers():
+    code = (
+        "import sys, flashcute, flashcute.integrations as i; "
+        "assert callable(i.register_transformers); "
+        "assert 'torch' not in sys.modules, 'flashcute.integrations imported torch'; "
+        "assert 'transformers' not in sys.modules, 'flashcute.integrations imported transformers'"
+    )
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
 @needs_ext
 def test_version_and_build_config():
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", flashcute.__version__)
