@@ -9,6 +9,7 @@
 #include "build_config.h"
 #include "sm80/bwd.h"
 #include "sm80/fwd.h"
+#include "sm90/fwd.h"
 
 namespace flashcute {
 namespace {
@@ -49,15 +50,19 @@ const Entry<SmokeFn> kSmokeMma[] = {
 };
 #undef FC_KERNEL
 
-// --- forward: fwd_sm80 ------------------------------------------------------------------------
+// --- forward: fwd_sm80 and fwd_sm90 in one table (select_kernel picks the arch) ----------------
 using FwdFn = Status (*)(const FwdParams&, Stream, int64_t);
-#define FC_KERNEL(arch, dtype, hdim, variant) \
-  {FC_KEY(arch, dtype, hdim, variant), &sm80::Fwd<FC_KEY(arch, dtype, hdim, variant)>::run},
 const Entry<FwdFn> kFwd[] = {
     {KernelKey{}, nullptr},
+#define FC_KERNEL(arch, dtype, hdim, variant) \
+  {FC_KEY(arch, dtype, hdim, variant), &sm80::Fwd<FC_KEY(arch, dtype, hdim, variant)>::run},
 #include "kernels/fwd_sm80.inc"
-};
 #undef FC_KERNEL
+#define FC_KERNEL(arch, dtype, hdim, variant) \
+  {FC_KEY(arch, dtype, hdim, variant), &sm90::Fwd<FC_KEY(arch, dtype, hdim, variant)>::run},
+#include "kernels/fwd_sm90.inc"
+#undef FC_KERNEL
+};
 
 // --- backward: bwd_sm80 -----------------------------------------------------------------------
 using BwdFn = Status (*)(const BwdParams&, Stream, int64_t);

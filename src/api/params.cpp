@@ -14,6 +14,8 @@ void fill_common(const ProblemDesc& p, const AttentionOptions& o, FwdParams* f) 
   f->head_ratio = static_cast<int>(p.heads_q / p.heads_kv);
   f->seqlen_q = p.seqlen_q;
   f->seqlen_k = p.seqlen_k;
+  f->total_rows_q = p.total_q;
+  f->total_rows_k = p.total_k;
   f->head_dim = static_cast<int>(p.head_dim);
   f->head_dim_v = static_cast<int>(p.head_dim_v);
   f->softmax_scale = p.softmax_scale;

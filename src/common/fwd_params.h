@@ -34,6 +34,10 @@ struct FwdParams {
   int head_ratio = 1;    // heads_q / heads_kv: q head h reads kv head h / head_ratio
   int64_t seqlen_q = 0;  // dense length, or max_seqlen_q (sizes the grid) for varlen
   int64_t seqlen_k = 0;
+  // Rows of q and k/v in memory: varlen packed totals, dense batch * seqlen (the SM90 path's TMA
+  // descriptors cover exactly these rows).
+  int64_t total_rows_q = 0;
+  int64_t total_rows_k = 0;
   int head_dim = 0;      // d of q and k (<= the kernel's bucket)
   int head_dim_v = 0;    // d of v and out
 

@@ -1,0 +1,125 @@
+#pragma once
+// Host launcher of the SM90 forward for one KernelKey: builds the TMA descriptors of Q, K and V,
+// grid (query blocks, heads, batch), block = (1 producer + consumer) warpgroups, dynamic shared
+// memory from the traits (raised above 48 KB by attribute).
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "common/element.cuh"
+#include "sm90/fwd.h"
+#include "sm90/fwd_kernel.cuh"
+
+namespace flashcute::sm90 {
+
+namespace detail {
+
+// One gmem tensor as TMA sees it: (rows, d, heads, batch) with element strides. TMA needs every
+// stride to be a multiple of 16 bytes below 2^40 bytes and each extent in [1, 2^31); validation
+// guarantees the 16 bytes for every mode of extent > 1 (check_alignment), so modes of extent 1 get a
+// harmless aligned stride here (their coordinate is always 0).
+struct TmaView {
+  const void* ptr;
+  int64_t rows, d, heads, batch;
+  int64_t row_stride, head_stride, batch_stride;
+};
+
+inline std::string tma_problem(const char* name, TmaView& t, int esize) {
+  const int64_t extents[4] = {t.rows, t.d, t.heads, t.batch};
+  for (int64_t e : extents)
+    if (e >= (int64_t(1) << 31))
+      return std::string(name) + ": an extent of " + std::to_string(e) + " rows/heads/batches exceeds TMA's 2^31";
+  int64_t* strides[3] = {&t.row_stride, &t.head_stride, &t.batch_stride};
+  const int64_t outer[3] = {t.rows, t.heads, t.batch};
+  for (int i = 0; i < 3; ++i) {
+    if (outer[i] <= 1) *strides[i] = 16 / esize;
+    if (*strides[i] < 0 || (*strides[i] * esize) % 16 != 0 || *strides[i] * esize >= (int64_t(1) << 40))
+      return std::string(name) + ": stride " + std::to_string(*strides[i]) +
+             " elements is not a multiple of 16 bytes below 2^40 bytes (TMA)";
+  }
+  if (reinterpret_cast<uintptr_t>(t.ptr) % 16 != 0) return std::string(name) + ": data pointer is not 16-byte aligned";
+  t.rows = t.rows < 1 ? 1 : t.rows;
+  t.heads = t.heads < 1 ? 1 : t.heads;
+  t.batch = t.batch < 1 ? 1 : t.batch;
+  return {};
+}
+
+template <class Tr, class Tma, class SmemLayout, class Tile>
+Tma make_tma(const TmaView& t, typename Tr::ShapeT* shape, SmemLayout smem_layout, Tile tile) {
+  using namespace cute;
+  using Element = typename Tr::Element;
+  *shape = make_shape(static_cast<int32_t>(t.rows), static_cast<int32_t>(t.d), static_cast<int32_t>(t.heads),
+                      static_cast<int32_t>(t.batch));
+  Tensor g = make_tensor(make_gmem_ptr(static_cast<const Element*>(t.ptr)), *shape,
+                         make_stride(t.row_stride, _1{}, t.head_stride, t.batch_stride));
+  return make_tma_copy(SM90_TMA_LOAD{}, g, smem_layout, tile, _1{});
+}
+
+template <KernelKey K, bool kTransform>
+Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
+  using namespace cute;
+  constexpr FwdTileConfig kConfig = fwd_tile_config(K.head_dim);
+  static_assert(kConfig.head_dim == K.head_dim, "no SM90 forward tile config for this head-dim bucket");
+  using Tr = FwdTraits<element_t<K.dtype>, kConfig>;
+  constexpr int64_t kSmem = Tr::kSmemBytes;
+  if (kSmem > max_smem_optin)
+    return Status::NotSupported("sm90 forward: head-dim bucket " + std::to_string(K.head_dim) + " needs " +
+                                std::to_string(kSmem) + " bytes of shared memory per block; this GPU allows " +
+                                std::to_string(max_smem_optin));
+
+  // Varlen tensors are one "batch" of packed rows: the extents are the totals, so TMA never reads
+  // past the allocation; rows of a neighbouring sequence that a tile reaches are masked (keys) or
+  // never stored (queries).
+  const bool varlen = p.cu_seqlens_q != nullptr;
+  const int64_t rows_q = varlen ? p.total_rows_q : p.seqlen_q;
+  const int64_t rows_k = varlen ? p.total_rows_k : p.seqlen_k;
+  const int64_t nb = varlen ? 1 : p.batch;
+  // An empty K/V (seqlen_k 0) is never read but still needs a well-formed descriptor.
+  const void* k_ptr = p.k != nullptr ? p.k : p.q;
+  const void* v_ptr = p.v != nullptr ? p.v : p.q;
+  TmaView q{p.q, rows_q, p.head_dim, p.heads_q, nb, p.q_row_stride, p.q_head_stride, p.q_batch_stride};
+  TmaView k{k_ptr, rows_k, p.head_dim, p.heads_kv, nb, p.k_row_stride, p.k_head_stride, p.k_batch_stride};
+  TmaView v{v_ptr, rows_k, p.head_dim_v, p.heads_kv, nb, p.v_row_stride, p.v_head_stride, p.v_batch_stride};
+  constexpr int kEsize = sizeof(typename Tr::Element);
+  for (auto [name, t] : {std::pair<const char*, TmaView*>{"q", &q}, {"k", &k}, {"v", &v}}) {
+    const std::string why = tma_problem(name, *t, kEsize);
+    if (!why.empty()) return Status::NotSupported("sm90 forward: " + why + "; use backend=sm80");
+  }
+
+  typename Tr::ShapeT shape_q, shape_k, shape_v;
+  auto tma_q = make_tma<Tr, typename Tr::TmaQ>(q, &shape_q, typename Tr::SmemLayoutQ{},
+                                               Shape<typename Tr::BlockM, typename Tr::HeadDim>{});
+  auto tma_k = make_tma<Tr, typename Tr::TmaKV>(k, &shape_k, take<0, 2>(typename Tr::SmemLayoutK{}),
+                                                Shape<typename Tr::BlockN, typename Tr::HeadDim>{});
+  auto tma_v = make_tma<Tr, typename Tr::TmaKV>(v, &shape_v, take<0, 2>(typename Tr::SmemLayoutV{}),
+                                                Shape<typename Tr::BlockN, typename Tr::HeadDim>{});
+  const typename Tr::Params params{p, shape_q, shape_k, shape_v, tma_q, tma_k, tma_v};
+
+  auto kernel = fwd_kernel<Tr, kTransform>;
+  if constexpr (kSmem > 48 * 1024) {
+    const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem));
+    if (err != cudaSuccess)
+      return Status::Cuda(std::string("sm90 forward: cudaFuncSetAttribute: ") + cudaGetErrorString(err));
+  }
+  const int64_t m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM;
+  const dim3 grid(static_cast<unsigned>(m_blocks), static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
+  kernel<<<grid, Tr::kThreads, kSmem, reinterpret_cast<cudaStream_t>(stream)>>>(params);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess)
+    return Status::Cuda(std::string("sm90 forward launch: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+  return Status::Ok();
+}
+
+}  // namespace detail
+
+template <KernelKey K>
+Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
+  static_assert(K.arch == Arch::kSm90, "sm90::Fwd instantiated with a non-SM90 key");
+  if (p.heads_q > 65535 || p.batch > 65535)
+    return Status::NotSupported("sm90 forward: heads_q and batch must be <= 65535 (grid y/z limits)");
+  return p.transform_scores ? detail::launch_fwd<K, true>(p, stream, max_smem_optin)
+                            : detail::launch_fwd<K, false>(p, stream, max_smem_optin);
+}
+
+}  // namespace flashcute::sm90

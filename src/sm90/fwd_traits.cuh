@@ -1,0 +1,116 @@
+#pragma once
+// Compile-time types of the SM90 forward for one (element, tile config): the two wgmma TiledMMAs,
+// GMMA shared-memory layouts, the TMA copy types, the pipelines and the shared-storage struct.
+
+#include <cute/arch/copy_sm90_tma.hpp>
+#include <cute/atom/copy_traits_sm90_tma.hpp>
+#include <cute/atom/mma_traits_sm90_gmma.hpp>
+#include <cute/tensor.hpp>
+#include <cutlass/numeric_types.h>
+#include <cutlass/pipeline/sm90_pipeline.hpp>
+
+#include "common/fwd_params.h"
+#include "sm90/roles.h"
+#include "sm90/tile_config.h"
+
+namespace flashcute::sm90 {
+
+// The largest K-major GMMA swizzle atom whose width divides d (16-bit elements): 128-byte rows for
+// d % 64 == 0, 64-byte rows for d 96.
+template <class Element, int kHeadDim>
+constexpr auto gmma_k_major_atom() {
+  using namespace cute;
+  if constexpr (kHeadDim % 64 == 0) return GMMA::Layout_K_SW128_Atom<Element>{};
+  else if constexpr (kHeadDim % 32 == 0) return GMMA::Layout_K_SW64_Atom<Element>{};
+  else return GMMA::Layout_K_SW32_Atom<Element>{};
+}
+
+template <class Element_, FwdTileConfig C>
+struct FwdTraits {
+  using Element = Element_;
+  static constexpr int kHeadDim = C.head_dim;
+  static constexpr int kBlockM = C.block_m;
+  static constexpr int kBlockN = C.block_n;
+  static constexpr int kStages = C.stages;
+  static constexpr int kConsumerWgs = C.consumer_wgs;
+  static constexpr int kConsumerThreads = kConsumerWgs * kWarpgroupThreads;
+  static constexpr int kThreads = C.threads();
+  static_assert(kBlockM == 64 * kConsumerWgs, "each consumer warpgroup owns 64 query rows");
+  static_assert(kHeadDim % 16 == 0 && kBlockN % 16 == 0 && kBlockN <= 256 && kHeadDim <= 256, "bad tile config");
+
+  using BlockM = cute::Int<kBlockM>;
+  using BlockN = cute::Int<kBlockN>;
+  using HeadDim = cute::Int<kHeadDim>;
+
+  // S = Q K^T: both operands K-major in smem. O += P V: P from registers, V^T (d, block_n) is
+  // MN-major in smem (d contiguous). Consumer warpgroups stacked along M.
+  using WgLayout = cute::Layout<cute::Shape<cute::Int<kConsumerWgs>, cute::_1, cute::_1>>;
+  using TiledMmaQK = decltype(cute::make_tiled_mma(
+      cute::GMMA::ss_op_selector<Element, Element, float, cute::Shape<cute::_64, BlockN, HeadDim>>(), WgLayout{}));
+  using TiledMmaPV = decltype(cute::make_tiled_mma(
+      cute::GMMA::rs_op_selector<Element, Element, float, cute::Shape<cute::_64, HeadDim, BlockN>, cute::GMMA::Major::K,
+                                 cute::GMMA::Major::MN>(),
+      WgLayout{}));
+
+  using SmemAtom = decltype(gmma_k_major_atom<Element, kHeadDim>());
+  using SmemLayoutQ = decltype(cute::tile_to_shape(SmemAtom{}, cute::Shape<BlockM, HeadDim>{}));
+  using SmemLayoutK =
+      decltype(cute::tile_to_shape(SmemAtom{}, cute::Shape<BlockN, HeadDim, cute::Int<kStages>>{}));
+  using SmemLayoutV = SmemLayoutK;
+  // V seen as (d, block_n, stage): the same bytes, transposed coordinates.
+  using SmemLayoutVt = decltype(cute::composition(
+      SmemLayoutV{}, cute::make_ordered_layout(cute::Shape<HeadDim, BlockN, cute::Int<kStages>>{},
+                                               cute::Step<cute::_2, cute::_1, cute::_3>{})));
+  using SmemLayoutO = SmemLayoutQ;
+
+  // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
+  using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;
+  using StrideT = cute::Stride<int64_t, cute::_1, int64_t, int64_t>;
+  using GmemTensor = decltype(cute::make_tensor(cute::make_gmem_ptr(static_cast<const Element*>(nullptr)), ShapeT{},
+                                                StrideT{}));
+  using TmaQ = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, GmemTensor{}, SmemLayoutQ{},
+                                            cute::Shape<BlockM, HeadDim>{}, cute::_1{}));
+  using TmaKV = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, GmemTensor{},
+                                             cute::take<0, 2>(SmemLayoutK{}), cute::Shape<BlockN, HeadDim>{},
+                                             cute::_1{}));
+  // smem -> gmem of O: 16 bytes per thread per access; one swizzle-atom row (64 or 32 elements) per
+  // kThreadsPerRow threads, so a warp reads whole 16-byte chunks that the swizzle keeps contiguous.
+  static constexpr int kAtomWidth = kHeadDim % 64 == 0 ? 64 : 32;
+  static constexpr int kThreadsPerRow = kAtomWidth / 8;
+  using GmemCopyOut = decltype(cute::make_tiled_copy(
+      cute::Copy_Atom<cute::UniversalCopy<cute::uint128_t>, Element>{},
+      cute::Layout<cute::Shape<cute::Int<kWarpgroupThreads / kThreadsPerRow>, cute::Int<kThreadsPerRow>>,
+                   cute::Stride<cute::Int<kThreadsPerRow>, cute::_1>>{},
+      cute::Layout<cute::Shape<cute::_1, cute::_8>>{}));
+
+  static constexpr uint32_t kTmaBytesQ = kBlockM * kHeadDim * sizeof(Element);
+  static constexpr uint32_t kTmaBytesKV = kBlockN * kHeadDim * sizeof(Element);
+
+  using Pipeline = cutlass::PipelineTmaAsync<kStages>;
+  using PipelineState = typename Pipeline::PipelineState;
+
+  struct SharedStorage {
+    // Operand tiles first: GMMA descriptors and 128-byte swizzles want 1024-byte aligned atoms.
+    alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutQ>, 1024> q;
+    alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutK>, 1024> k;
+    alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutV>, 1024> v;
+    alignas(8) uint64_t barrier_q;
+    typename Pipeline::SharedStorage pipeline_k;
+    typename Pipeline::SharedStorage pipeline_v;
+  };
+  static constexpr int64_t kSmemBytes = sizeof(SharedStorage);
+  static_assert(kSmemBytes >= C.tile_smem_bytes() && kSmemBytes <= C.tile_smem_bytes() + 1024,
+                "tile_config.h's smem formula disagrees with the layouts");
+
+  // Kernel parameters: the plain forward params and the three TMA descriptors (and the shapes the
+  // descriptors were built for, which the device side needs to rebuild the coordinate tensors).
+  struct Params {
+    FwdParams p;
+    ShapeT shape_q, shape_k, shape_v;
+    TmaQ tma_q;
+    TmaKV tma_k;
+    TmaKV tma_v;
+  };
+};
+
+}  // namespace flashcute::sm90

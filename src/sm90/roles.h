@@ -1,0 +1,28 @@
+#pragma once
+// Warp roles, register budgets and named-barrier ids of the warp-specialized SM90 kernels: the one
+// place these numbers live.
+
+#include <cstdint>
+
+namespace flashcute::sm90 {
+
+inline constexpr int kWarpgroupThreads = 128;
+
+// Warpgroup 0 produces (TMA), warpgroups 1.. consume (wgmma + softmax).
+enum class WarpgroupRole : int { kProducer = 0, kConsumer = 1 };
+
+// setmaxnreg budgets (multiples of 8). With 3 warpgroups: 24*128 + 2*240*128 = 64512 <= 65536.
+inline constexpr uint32_t kProducerRegs = 24;
+inline constexpr uint32_t kConsumerRegs = 240;
+
+// Named barrier ids (0 is __syncthreads; ids below 8 are left to CUTLASS's reserved ones).
+enum class NamedBarrierId : uint32_t {
+  kEpilogue = 8,  // + consumer warpgroup index: one warpgroup's O tile is complete in smem
+};
+
+// bar.sync on a named barrier with `threads` participants.
+__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace flashcute::sm90

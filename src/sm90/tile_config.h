@@ -1,0 +1,42 @@
+#pragma once
+// Tile configurations of the SM90 forward, one row per head-dim bucket; each row says why.
+// The CTA has one producer warpgroup (TMA) and `consumer_wgs` consumer warpgroups, each owning
+// 64 query rows (block_m = 64 * consumer_wgs).
+
+#include <cstdint>
+
+namespace flashcute::sm90 {
+
+struct FwdTileConfig {
+  int head_dim;      // bucket
+  int block_m;       // query rows per CTA (64 per consumer warpgroup)
+  int block_n;       // key rows per main-loop step (wgmma N of Q K^T, K of P V)
+  int stages;        // K and V pipeline depth
+  int consumer_wgs;  // consumer warpgroups
+
+  constexpr int threads() const { return (consumer_wgs + 1) * 128; }
+  // Q tile + `stages` K tiles + `stages` V tiles, 16-bit; O is staged in Q's space at the end.
+  constexpr int64_t tile_smem_bytes() const {
+    return (static_cast<int64_t>(block_m) + 2 * static_cast<int64_t>(stages) * block_n) * head_dim * 2;
+  }
+};
+
+// First version (2026-11-22, not yet measured): two consumer warpgroups (128 query rows) everywhere
+// and two pipeline stages. block_n is bounded by the consumer register budget (acc_o is d/2 fp32
+// registers per thread, S is block_n/2, P block_n/4) and by 227 KB of shared memory.
+constexpr FwdTileConfig kFwdTileConfigs[] = {
+    {64, 128, 128, 2, 2},   // 80 KB
+    {96, 128, 128, 2, 2},   // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
+    {128, 128, 128, 2, 2},  // 160 KB
+    {192, 128, 96, 2, 2},   // 192 KB; acc_o 96 + S 48 registers
+    {256, 128, 64, 2, 2},   // 192 KB; acc_o 128 + S 32 registers (block_n 80, as FA3, needs CUTLASS's
+                            // extended wgmma shapes, CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED)
+};
+
+constexpr FwdTileConfig fwd_tile_config(int head_dim) {
+  for (const FwdTileConfig& c : kFwdTileConfigs)
+    if (c.head_dim == head_dim) return c;
+  return FwdTileConfig{0, 0, 0, 0, 0};
+}
+
+}  // namespace flashcute::sm90
