@@ -171,6 +171,13 @@ inline const char* dtype_str(DType t) {
   return t == DType::kFloat16 ? "fp16" : t == DType::kBFloat16 ? "bf16" : "other";
 }
 
+// The backend of the running test: set by OnBackend fixtures for their test's duration; a case whose
+// own backend is kAuto runs on this one.
+inline Backend& ambient_backend() {
+  static Backend b = Backend::kAuto;
+  return b;
+}
+
 struct FwdCase {
   DType dtype = DType::kBFloat16;
   int64_t batch = 1;  // varlen: derived from cu_seqlens (size - 1)
@@ -197,8 +204,12 @@ struct FwdCase {
   StreamKind stream = StreamKind::kLegacyDefault;
   bool with_lse = true;
   Sampling sampling = Sampling::kAuto;
+  // Which path runs the case; kAuto: the ambient backend of the running test (see OnBackend), which
+  // is itself kAuto outside backend-parameterized tests.
+  Backend backend = Backend::kAuto;
 
   bool varlen() const { return !cu_seqlens_q.empty(); }
+  Backend effective_backend() const { return backend != Backend::kAuto ? backend : ambient_backend(); }
   int64_t head_dim_v() const { return dv > 0 ? dv : d; }
   int64_t nbatch() const { return varlen() ? static_cast<int64_t>(cu_seqlens_q.size()) - 1 : batch; }
   int64_t rows_q() const { return varlen() ? cu_seqlens_q.back() : batch * seqlen_q; }
@@ -250,7 +261,8 @@ struct FwdCase {
     os << " alibi=" << to_string(alibi) << " layout(q,k,v,out)=" << to_string(layout_q) << "," << to_string(layout_k)
        << "," << to_string(layout_v) << "," << to_string(layout_out) << " input_scale=x" << input_scale
        << " seed=" << seed << " stream=" << (stream == StreamKind::kNonBlocking ? "non_blocking" : "legacy_default")
-       << " lse=" << (with_lse ? 1 : 0) << " sampling="
+       << " lse=" << (with_lse ? 1 : 0) << " backend=" << to_string(effective_backend())
+       << " sampling="
        << (sampling == Sampling::kAuto   ? "auto"
            : sampling == Sampling::kFull ? "full"
                                          : "sampled");
@@ -285,6 +297,7 @@ struct FwdCase {
     if (input_scale != 1.0) os << "_x" << static_cast<int>(input_scale);
     if (stream == StreamKind::kNonBlocking) os << "_stream";
     if (!with_lse) os << "_nolse";
+    if (backend != Backend::kAuto) os << "_" << to_string(backend);
     return os.str();
   }
 };
@@ -577,6 +590,7 @@ inline AttentionOptions make_options(const FwdCase& c) {
   o.window_left = c.window_left;
   o.window_right = c.window_right;
   o.softcap = c.softcap;
+  o.backend = c.effective_backend();
   return o;
 }
 
@@ -1090,6 +1104,77 @@ inline FwdOutcome check_fwd_case(const FwdCase& c) {
       GTEST_SKIP() << ::flashcute::testing::skip_outcome(fc_s_).message;                                             \
     ASSERT_TRUE(fc_s_.ok()) << "fwd() returned " << ::flashcute::to_string(fc_s_.code()) << ": " << fc_s_.message(); \
   } while (0)
+
+// ------------------------------------------------------------------------------------------------
+// Both paths: every forward test runs once on the SM80 path and once on the SM90 path (kAuto would
+// pick SM90 on a Hopper GPU and SM80 elsewhere, testing only one of them per machine).
+
+inline const std::vector<Backend>& test_backends() {
+  static const std::vector<Backend> b = {Backend::kSm80, Backend::kSm90};
+  return b;
+}
+
+// Empty when `b` can run on this machine's GPU; else why not (an SM90 test on a GPU that is not
+// compute capability 9.x). Whether the path is compiled is the library's answer (kNotSupported ->
+// the harness skips with its message).
+inline std::string backend_unavailable_reason(Backend b) {
+  if (b != Backend::kSm90) return {};
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return "backend=sm90: no usable CUDA device";
+  }
+  if (major != 9)
+    return "backend=sm90 needs a compute capability 9.x GPU; this one is " + std::to_string(major) + "." +
+           std::to_string(minor) + " (the SM80 instance of this test runs here)";
+  return {};
+}
+
+// Each case of a list once per backend (the case's name and REPRO line say which).
+inline std::vector<FwdCase> on_each_backend(const std::vector<FwdCase>& cases) {
+  std::vector<FwdCase> out;
+  for (Backend b : test_backends()) {
+    for (FwdCase c : cases) {
+      c.backend = b;
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Skips an SM90 case with a visible message where this GPU cannot run it.
+#define FC_REQUIRE_BACKEND(backend_expr)                                                                   \
+  do {                                                                                                     \
+    const std::string fc_why_ = ::flashcute::testing::backend_unavailable_reason(backend_expr);          \
+    if (!fc_why_.empty()) GTEST_SKIP() << fc_why_;                                                         \
+  } while (0)
+
+// A fixture whose tests run once per backend: the parameter becomes the ambient backend of every
+// case the test builds (FwdCase::backend kAuto) and of its direct API calls (use ambient_backend()).
+// `P` is the test's own parameter, void for none.
+template <class P>
+class OnBackendBase : public ::testing::TestWithParam<std::tuple<P, Backend>> {
+ protected:
+  void SetUp() override {
+    ambient_backend() = std::get<1>(this->GetParam());
+    if (gpu_unavailable_reason().empty()) FC_REQUIRE_BACKEND(ambient_backend());
+  }
+  void TearDown() override { ambient_backend() = Backend::kAuto; }
+  const P& param() const { return std::get<0>(this->GetParam()); }
+};
+class OnBackend : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    ambient_backend() = GetParam();
+    if (gpu_unavailable_reason().empty()) FC_REQUIRE_BACKEND(ambient_backend());
+  }
+  void TearDown() override { ambient_backend() = Backend::kAuto; }
+};
+
+inline std::string backend_param_name(const ::testing::TestParamInfo<Backend>& info) {
+  return to_string(info.param);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Helpers for metamorphic tests.

@@ -13,6 +13,9 @@
 //   FwdAlibi        slopes per head and per batch x head
 //   FwdOffsets64    tensors over 2^31 elements (q/out, then k/v), sampled rows incl. the last ones
 //
+// Every test runs once per path (SM80 and SM90; names and REPRO lines say which); the SM90 instances
+// skip with a message on a GPU that is not compute capability 9.x.
+//
 // Bitwise assertions and why they hold: every output row of the forward is computed from its own q
 // row and the keys it sees, by the same instructions in the same order whatever the batch, the number
 // of heads sharing a kv head, or where the sequence sits in a varlen batch (q blocks start at each
@@ -63,8 +66,8 @@ FwdCase varlen(DType dt, const std::vector<int32_t>& lq, const std::vector<int32
   return c;
 }
 
-std::string dtype_name(const ::testing::TestParamInfo<DType>& info) {
-  return dtype_str(info.param);
+std::string dtype_backend_name(const ::testing::TestParamInfo<std::tuple<DType, Backend>>& info) {
+  return std::string(dtype_str(std::get<0>(info.param))) + "_" + to_string(std::get<1>(info.param));
 }
 
 struct CaseName {
@@ -87,40 +90,42 @@ void expect_no_output_call(const FwdCase& c) {
 // ================================================================================================
 // Empty shapes.
 
-TEST(FwdEmpty, SeqlenQZero) {
+class FwdEmpty : public OnBackend {};
+
+TEST_P(FwdEmpty, SeqlenQZero) {
   FC_REQUIRE_GPU();
   expect_no_output_call(dense(kBf16, 2, 0, 37, 6, 2, 128, 1));
 }
 
-TEST(FwdEmpty, BatchZero) {
+TEST_P(FwdEmpty, BatchZero) {
   FC_REQUIRE_GPU();
   expect_no_output_call(dense(kBf16, 0, 16, 16, 6, 2, 128, 2));
 }
 
-TEST(FwdEmpty, VarlenTotalQZero) {
+TEST_P(FwdEmpty, VarlenTotalQZero) {
   FC_REQUIRE_GPU();
   expect_no_output_call(varlen(kBf16, {0, 0, 0}, {5, 0, 9}, 6, 2, 128, 3));
 }
 
-TEST(FwdEmpty, VarlenTotalQAndKZero) {
+TEST_P(FwdEmpty, VarlenTotalQAndKZero) {
   FC_REQUIRE_GPU();
   expect_no_output_call(varlen(kBf16, {0, 0}, {0, 0}, 4, 4, 128, 4));
 }
 
 // Every row sees no key: out exactly 0 and lse -inf everywhere (the kernel must still run).
-TEST(FwdEmpty, SeqlenKZero) {
+TEST_P(FwdEmpty, SeqlenKZero) {
   FC_REQUIRE_GPU();
   FC_CHECK_FWD_CASE(dense(kBf16, 2, 7, 0, 6, 2, 128, 5));
 }
 
-TEST(FwdEmpty, SeqlenKZeroCausal) {
+TEST_P(FwdEmpty, SeqlenKZeroCausal) {
   FC_REQUIRE_GPU();
   FwdCase c = dense(kBf16, 3, 130, 0, 4, 1, 128, 6);
   c.causal = true;
   FC_CHECK_FWD_CASE(c);
 }
 
-TEST(FwdEmpty, VarlenTotalKZero) {
+TEST_P(FwdEmpty, VarlenTotalKZero) {
   FC_REQUIRE_GPU();
   FC_CHECK_FWD_CASE(varlen(kBf16, {3, 0, 70}, {0, 0, 0}, 6, 2, 128, 7));
 }
@@ -128,14 +133,16 @@ TEST(FwdEmpty, VarlenTotalKZero) {
 // ================================================================================================
 // Fully masked rows (out exactly 0, lse -inf, never NaN; the harness checks every such row).
 
-TEST(FwdMasked, CausalSeqlenQGreaterThanSeqlenK) {
+class FwdMasked : public OnBackend {};
+
+TEST_P(FwdMasked, CausalSeqlenQGreaterThanSeqlenK) {
   FC_REQUIRE_GPU();
   FwdCase c = dense(kBf16, 2, 257, 64, 6, 2, 128, 10);  // rows 0..192 see nothing
   c.causal = true;
   FC_CHECK_FWD_CASE(c);
 }
 
-TEST(FwdMasked, WindowLeavesLeadingRowsEmpty) {
+TEST_P(FwdMasked, WindowLeavesLeadingRowsEmpty) {
   FC_REQUIRE_GPU();
   FwdCase c = dense(kBf16, 2, 300, 100, 6, 2, 128, 11);  // diag = i - 200: rows < 200 see nothing
   c.window_left = 8;
@@ -143,7 +150,7 @@ TEST(FwdMasked, WindowLeavesLeadingRowsEmpty) {
   FC_CHECK_FWD_CASE(c);
 }
 
-TEST(FwdMasked, Window00WithOneKey) {
+TEST_P(FwdMasked, Window00WithOneKey) {
   FC_REQUIRE_GPU();
   FwdCase c = dense(kBf16, 1, 239, 1, 4, 4, 128, 12);  // only the last row sees the single key
   c.window_left = 0;
@@ -151,14 +158,14 @@ TEST(FwdMasked, Window00WithOneKey) {
   FC_CHECK_FWD_CASE(c);
 }
 
-TEST(FwdMasked, VarlenSequencesFullyMasked) {
+TEST_P(FwdMasked, VarlenSequencesFullyMasked) {
   FC_REQUIRE_GPU();
   FwdCase c = varlen(kBf16, {200, 5, 129, 64}, {10, 5, 0, 200}, 6, 2, 128, 13);
   c.causal = true;
   FC_CHECK_FWD_CASE(c);
 }
 
-TEST(FwdMasked, SoftcapAndAlibiOnEmptyRows) {
+TEST_P(FwdMasked, SoftcapAndAlibiOnEmptyRows) {
   FC_REQUIRE_GPU();
   FwdCase c = dense(kBf16, 2, 200, 70, 4, 2, 128, 14);
   c.causal = true;
@@ -173,11 +180,11 @@ TEST(FwdMasked, SoftcapAndAlibiOnEmptyRows) {
 // q = k = v = 133120 in bf16: every logit is 133120^2 * d * scale (about 2e11 at d 128), all equal,
 // so out is exactly 133120 and lse = logit + log(seqlen_k). A kernel that does not subtract the row
 // max before exp overflows.
-class FwdLargeLogitsConst : public ::testing::TestWithParam<int64_t> {};
+class FwdLargeLogitsConst : public OnBackendBase<int64_t> {};
 
 TEST_P(FwdLargeLogitsConst, Bf16QKV133120) {
   FC_REQUIRE_GPU();
-  const int64_t d = GetParam();
+  const int64_t d = param();
   FwdCase c = dense(kBf16, 2, 130, 200, 4, 2, d, 20);
   FwdInputs in = make_inputs(c);
   for (HostTensor* t : {&in.q, &in.k, &in.v}) {
@@ -190,8 +197,11 @@ TEST_P(FwdLargeLogitsConst, Bf16QKV133120) {
   FC_EXPECT_FWD_OUTCOME(check_fwd_case(c, in));
 }
 
-INSTANTIATE_TEST_SUITE_P(HeadDims, FwdLargeLogitsConst, ::testing::Values(16, 32, 64, 128),
-                         [](const auto& p) { return "d" + std::to_string(p.param); });
+INSTANTIATE_TEST_SUITE_P(HeadDims, FwdLargeLogitsConst,
+                         ::testing::Combine(::testing::Values<int64_t>(16, 32, 64, 128), ::testing::ValuesIn(test_backends())),
+                         [](const auto& p) {
+                           return "d" + std::to_string(std::get<0>(p.param)) + "_" + to_string(std::get<1>(p.param));
+                         });
 
 // randn x5 at short seqlens: the softmax is nearly one-hot; finite and within tolerance.
 std::vector<FwdCase> randn_x5_cases() {
@@ -213,19 +223,21 @@ class FwdLargeLogits : public ::testing::TestWithParam<FwdCase> {};
 
 TEST_P(FwdLargeLogits, RandnTimes5ShortSeqlens) {
   FC_REQUIRE_GPU();
+  FC_REQUIRE_BACKEND(GetParam().backend);
   FC_CHECK_FWD_CASE(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Short, FwdLargeLogits, ::testing::ValuesIn(randn_x5_cases()), CaseName(randn_x5_cases()));
+INSTANTIATE_TEST_SUITE_P(Short, FwdLargeLogits, ::testing::ValuesIn(on_each_backend(randn_x5_cases())),
+                         CaseName(on_each_backend(randn_x5_cases())));
 
 // ================================================================================================
 // NaN in one q row: that row's out and lse are NaN, every other row is untouched by it.
 
-class FwdNaN : public ::testing::TestWithParam<DType> {};
+class FwdNaN : public OnBackendBase<DType> {};
 
 TEST_P(FwdNaN, NaNInOneQueryRowStaysInThatRow) {
   FC_REQUIRE_GPU();
-  FwdCase c = dense(GetParam(), 2, 130, 200, 6, 2, 128, 40);
+  FwdCase c = dense(param(), 2, 130, 200, 6, 2, 128, 40);
   c.causal = true;
   FwdInputs in = make_inputs(c);
   const int64_t b = 1, i = 70, h = 3;
@@ -246,15 +258,18 @@ TEST_P(FwdNaN, NaNInOneQueryRowStaysInThatRow) {
   EXPECT_TRUE(std::isnan(g.lse[lse_pos(c, b, h, i)]));
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, FwdNaN, ::testing::Values(kBf16, kFp16), dtype_name);
+INSTANTIATE_TEST_SUITE_P(Dtypes, FwdNaN, ::testing::Combine(::testing::Values(kBf16, kFp16), ::testing::ValuesIn(test_backends())),
+                         dtype_backend_name);
 
 // ================================================================================================
 // Metamorphic relations.
 
+class FwdMetamorphic : public OnBackend {};
+
 // Permuting the keys and values of each sequence jointly (no mask, no ALiBi: the set of keys each row
 // sees is the same) changes nothing: the permuted run meets the tolerance rule against the oracle of
 // the original order.
-TEST(FwdMetamorphic, PermutingKeysAndValuesJointlyChangesNothing) {
+TEST_P(FwdMetamorphic, PermutingKeysAndValuesJointlyChangesNothing) {
   FC_REQUIRE_GPU();
   FwdCase c = dense(kBf16, 2, 100, 300, 6, 2, 128, 50);
   c.softcap = 30.0f;
@@ -289,11 +304,11 @@ TEST(FwdMetamorphic, PermutingKeysAndValuesJointlyChangesNothing) {
 }
 
 // GQA (8 q heads on 2 kv heads) == MHA with each kv head repeated for its 4 q heads, bitwise.
-class FwdMetamorphicDtype : public ::testing::TestWithParam<DType> {};
+class FwdMetamorphicDtype : public OnBackendBase<DType> {};
 
 TEST_P(FwdMetamorphicDtype, GqaEqualsMhaWithRepeatedKV) {
   FC_REQUIRE_GPU();
-  FwdCase gqa = dense(GetParam(), 2, 150, 270, 8, 2, 128, 60);
+  FwdCase gqa = dense(param(), 2, 150, 270, 8, 2, 128, 60);
   gqa.causal = true;
   gqa.softcap = 30.0f;
   const FwdInputs in = make_inputs(gqa);
@@ -325,7 +340,7 @@ TEST_P(FwdMetamorphicDtype, GqaEqualsMhaWithRepeatedKV) {
 // A varlen batch == each of its sequences run densely on its own (batch 1), bitwise, out and lse.
 TEST_P(FwdMetamorphicDtype, VarlenEqualsDensePerSequence) {
   FC_REQUIRE_GPU();
-  FwdCase vc = varlen(GetParam(), {37, 128, 1, 200, 0, 65}, {50, 128, 64, 199, 10, 300}, 6, 2, 128, 70);
+  FwdCase vc = varlen(param(), {37, 128, 1, 200, 0, 65}, {50, 128, 64, 199, 10, 300}, 6, 2, 128, 70);
   vc.causal = true;
   const FwdInputs in = make_inputs(vc);
   const GpuResult g = run_gpu(vc, in);
@@ -364,7 +379,7 @@ TEST_P(FwdMetamorphicDtype, VarlenEqualsDensePerSequence) {
 // A sample alone == the same sample inside a batch of 32, bitwise (TESTING.md).
 TEST_P(FwdMetamorphicDtype, SampleAloneEqualsSampleInBatchOf32) {
   FC_REQUIRE_GPU();
-  FwdCase bc = dense(GetParam(), 32, 77, 300, 6, 2, 128, 80);
+  FwdCase bc = dense(param(), 32, 77, 300, 6, 2, 128, 80);
   bc.causal = true;
   const FwdInputs in = make_inputs(bc);
   const GpuResult g = run_gpu(bc, in);
@@ -395,7 +410,8 @@ TEST_P(FwdMetamorphicDtype, SampleAloneEqualsSampleInBatchOf32) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, FwdMetamorphicDtype, ::testing::Values(kBf16, kFp16), dtype_name);
+INSTANTIATE_TEST_SUITE_P(Dtypes, FwdMetamorphicDtype, ::testing::Combine(::testing::Values(kBf16, kFp16), ::testing::ValuesIn(test_backends())),
+                         dtype_backend_name);
 
 // ================================================================================================
 // Streams.
@@ -418,10 +434,12 @@ void CUDART_CB hold_stream(void* p) {
   }
 }
 
+class FwdStream : public OnBackend {};
+
 // While a non-blocking stream is held by a host callback, fwd() must return at once (it does not
 // synchronize) and nothing may have been written yet (the kernel went to args.stream, not to the
 // legacy or per-thread default stream). Once released, the result matches the oracle.
-TEST(FwdStream, LaunchesOnArgsStreamAndDoesNotSynchronize) {
+TEST_P(FwdStream, LaunchesOnArgsStreamAndDoesNotSynchronize) {
   FC_REQUIRE_GPU();
   FwdCase c = dense(kBf16, 2, 200, 300, 6, 2, 128, 90);
   c.causal = true;
@@ -474,7 +492,7 @@ TEST(FwdStream, LaunchesOnArgsStreamAndDoesNotSynchronize) {
   ASSERT_TRUE(o.ok) << o.message;
 }
 
-TEST(FwdStream, NonBlockingStreamVarlen) {
+TEST_P(FwdStream, NonBlockingStreamVarlen) {
   FC_REQUIRE_GPU();
   FwdCase c = varlen(kBf16, {33, 0, 190}, {70, 12, 190}, 6, 3, 128, 91);
   c.stream = StreamKind::kNonBlocking;
@@ -487,7 +505,9 @@ TEST(FwdStream, NonBlockingStreamVarlen) {
 // Repeated calls on the same buffers: identical bits, with and without re-filling the outputs, on
 // the legacy stream and then on a non-blocking one.
 
-TEST(FwdRepeat, RepeatedCallsOnSameBuffersAreIdentical) {
+class FwdRepeat : public OnBackend {};
+
+TEST_P(FwdRepeat, RepeatedCallsOnSameBuffersAreIdentical) {
   FC_REQUIRE_GPU();
   FwdCase c = dense(kBf16, 3, 190, 333, 6, 2, 128, 100);
   c.causal = true;
@@ -577,13 +597,17 @@ class FwdVarlen : public ::testing::TestWithParam<FwdCase> {};
 
 TEST_P(FwdVarlen, MatchesReference) {
   FC_REQUIRE_GPU();
+  FC_REQUIRE_BACKEND(GetParam().backend);
   FC_CHECK_FWD_CASE(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, FwdVarlen, ::testing::ValuesIn(varlen_cases()), CaseName(varlen_cases()));
+INSTANTIATE_TEST_SUITE_P(Shapes, FwdVarlen, ::testing::ValuesIn(on_each_backend(varlen_cases())),
+                         CaseName(on_each_backend(varlen_cases())));
+
+class FwdVarlenMaxSeqlen : public OnBackend {};
 
 // max_seqlen_q / max_seqlen_k larger than the true maxima: the same bits.
-TEST(FwdVarlenMaxSeqlen, LargerThanTrueMaxGivesTheSameBits) {
+TEST_P(FwdVarlenMaxSeqlen, LargerThanTrueMaxGivesTheSameBits) {
   FC_REQUIRE_GPU();
   FwdCase c = varlen(kBf16, {17, 130, 0, 64}, {40, 129, 5, 200}, 6, 2, 128, 130);
   c.causal = true;
@@ -637,10 +661,12 @@ class FwdAlibi : public ::testing::TestWithParam<FwdCase> {};
 
 TEST_P(FwdAlibi, MatchesReference) {
   FC_REQUIRE_GPU();
+  FC_REQUIRE_BACKEND(GetParam().backend);
   FC_CHECK_FWD_CASE(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Slopes, FwdAlibi, ::testing::ValuesIn(alibi_cases()), CaseName(alibi_cases()));
+INSTANTIATE_TEST_SUITE_P(Slopes, FwdAlibi, ::testing::ValuesIn(on_each_backend(alibi_cases())),
+                         CaseName(on_each_backend(alibi_cases())));
 
 // ================================================================================================
 // 64-bit offsets: tensors over 2^31 elements.
@@ -742,6 +768,7 @@ void run_offsets64(const BigShape& s) {
   a.v = make_tensor_4d(dv.get(), dt, s.batch, s.seqlen_k, s.heads_kv, s.d);
   a.out = make_tensor_4d(dout.get(), dt, s.batch, s.seqlen_q, s.heads_q, s.d);
   a.lse = make_tensor_3d(dlse.get(), DType::kFloat32, s.batch, s.heads_q, s.seqlen_q);
+  a.options.backend = ambient_backend();
   size_t ws = 0;
   ASSERT_TRUE(fwd_workspace_size(a, &ws).ok());
   DeviceBuffer work(ws);
@@ -840,17 +867,28 @@ void run_offsets64(const BigShape& s) {
               tl.message.c_str());
 }
 
+class FwdOffsets64 : public OnBackend {};
+
 // q and out: 66 x 2048 x 128 x 128 = 2.21e9 elements (element 2^31 is the first of batch 64).
-TEST(FwdOffsets64, QueryAndOutputOver2To31Elements) {
+TEST_P(FwdOffsets64, QueryAndOutputOver2To31Elements) {
   FC_REQUIRE_GPU();
   run_offsets64({"q_out_big", 66, 2048, 256, 128, 8, 128});
 }
 
 // k and v: 66 x 2048 x 128 x 128 = 2.21e9 elements each; short queries.
-TEST(FwdOffsets64, KeyAndValueOver2To31Elements) {
+TEST_P(FwdOffsets64, KeyAndValueOver2To31Elements) {
   FC_REQUIRE_GPU();
   run_offsets64({"k_v_big", 66, 64, 2048, 128, 128, 128});
 }
+
+// The plain (unparameterized) suites, once per path.
+INSTANTIATE_TEST_SUITE_P(Backends, FwdEmpty, ::testing::ValuesIn(test_backends()), backend_param_name);
+INSTANTIATE_TEST_SUITE_P(Backends, FwdMasked, ::testing::ValuesIn(test_backends()), backend_param_name);
+INSTANTIATE_TEST_SUITE_P(Backends, FwdMetamorphic, ::testing::ValuesIn(test_backends()), backend_param_name);
+INSTANTIATE_TEST_SUITE_P(Backends, FwdStream, ::testing::ValuesIn(test_backends()), backend_param_name);
+INSTANTIATE_TEST_SUITE_P(Backends, FwdRepeat, ::testing::ValuesIn(test_backends()), backend_param_name);
+INSTANTIATE_TEST_SUITE_P(Backends, FwdVarlenMaxSeqlen, ::testing::ValuesIn(test_backends()), backend_param_name);
+INSTANTIATE_TEST_SUITE_P(Backends, FwdOffsets64, ::testing::ValuesIn(test_backends()), backend_param_name);
 
 }  // namespace
 }  // namespace flashcute::testing

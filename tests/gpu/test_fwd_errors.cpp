@@ -279,13 +279,21 @@ Status call_ws(const ErrArgs& a) {
   return a.varlen ? fwd_workspace_size(a.var, &bytes) : fwd_workspace_size(a.dense, &bytes);
 }
 
-class FwdErrors : public ::testing::TestWithParam<ErrCase> {};
+// Sets the backend of both argument forms (before a case breaks anything: BackendUnknown overrides it).
+void set_backend(ErrArgs& a, Backend b) {
+  a.dense.options.backend = b;
+  a.var.options.backend = b;
+}
+
+// Every case on both paths: validation runs before the path is chosen, so both must reject the same.
+class FwdErrors : public OnBackendBase<ErrCase> {};
 
 TEST_P(FwdErrors, RejectedWithMessageAndNothingWritten) {
   FC_REQUIRE_GPU();
-  const ErrCase& ec = GetParam();
+  const ErrCase& ec = param();
   ErrBuffers bufs;
   ErrArgs a = valid_args(bufs, ec.varlen);
+  set_backend(a, ambient_backend());
   ec.breaker(a, bufs);
   bind_host_cu(a);
   const Status s = call(a);
@@ -305,16 +313,22 @@ TEST_P(FwdErrors, RejectedWithMessageAndNothingWritten) {
   EXPECT_EQ(ws.code(), s.code()) << "fwd_workspace_size(): " << ws.message();
 }
 
-INSTANTIATE_TEST_SUITE_P(BadInput, FwdErrors, ::testing::ValuesIn(error_cases()),
-                         [](const ::testing::TestParamInfo<ErrCase>& p) { return p.param.name; });
+INSTANTIATE_TEST_SUITE_P(BadInput, FwdErrors,
+                         ::testing::Combine(::testing::ValuesIn(error_cases()), ::testing::ValuesIn(test_backends())),
+                         [](const auto& p) {
+                           return std::string(std::get<0>(p.param).name) + "_" + to_string(std::get<1>(p.param));
+                         });
 
 // The unbroken arguments are accepted (or the build lacks the kernel: skipped), so the rejections
 // above are caused by what each case breaks.
-TEST(FwdErrorsBaseline, ValidArgumentsAreAccepted) {
+class FwdErrorsBaseline : public OnBackend {};
+
+TEST_P(FwdErrorsBaseline, ValidArgumentsAreAccepted) {
   FC_REQUIRE_GPU();
   for (bool varlen : {false, true}) {
     ErrBuffers bufs;
     ErrArgs a = valid_args(bufs, varlen);
+    set_backend(a, ambient_backend());
     bind_host_cu(a);
     EXPECT_TRUE(call_check(a).ok()) << call_check(a).message();
     EXPECT_TRUE(call_ws(a).ok()) << call_ws(a).message();
@@ -328,6 +342,8 @@ TEST(FwdErrorsBaseline, ValidArgumentsAreAccepted) {
     EXPECT_TRUE(s.ok()) << (varlen ? "varlen: " : "dense: ") << to_string(s.code()) << ": " << s.message();
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, FwdErrorsBaseline, ::testing::ValuesIn(test_backends()), backend_param_name);
 
 // A device index that does not exist: an error (not a crash, not kInternal), nothing written.
 TEST(FwdErrorsDevice, DeviceIndexOutOfRange) {

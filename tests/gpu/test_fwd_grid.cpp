@@ -18,6 +18,8 @@
 //     Seqlens (1023/1024, 2048, 4224 with masks; 4224 checks sampled rows), all tile-boundary pairs,
 //     every head dim with softcap / windows / layouts, batch x heads, dv != d, ALiBi, and a seeded
 //     pairwise sweep over every axis at once.
+// Every case runs once per path (test_backends(): SM80 and SM90, names ending in _sm80 / _sm90); the
+// SM90 instances skip with a message on a GPU that is not compute capability 9.x.
 // A configuration this build does not compile (e.g. the CI preset's bf16/d128 only) is skipped with
 // the library's message; any other failure prints a REPRO line with every field and the seed.
 
@@ -427,11 +429,13 @@ class FullGrid : public ::testing::TestWithParam<FwdCase> {};
 
 TEST_P(Grid, MatchesReference) {
   FC_REQUIRE_GPU();
+  FC_REQUIRE_BACKEND(GetParam().backend);
   FC_CHECK_FWD_CASE(GetParam());
 }
 
 TEST_P(FullGrid, MatchesReference) {
   FC_REQUIRE_GPU();
+  FC_REQUIRE_BACKEND(GetParam().backend);
   FC_CHECK_FWD_CASE(GetParam());
 }
 
@@ -442,7 +446,10 @@ struct CaseName {
   std::string operator()(const ::testing::TestParamInfo<FwdCase>& info) const { return names[info.index]; }
 };
 
-#define FC_GRID(tier, group, list) INSTANTIATE_TEST_SUITE_P(group, tier, ::testing::ValuesIn(list), CaseName(list))
+// Every list runs on both paths (names end in _sm80 / _sm90).
+#define FC_GRID(tier, group, list)                                                   \
+  INSTANTIATE_TEST_SUITE_P(group, tier, ::testing::ValuesIn(on_each_backend(list)), \
+                           CaseName(on_each_backend(list)))
 
 FC_GRID(Grid, Seqlens, smoke_seqlens());
 FC_GRID(Grid, TileBoundaries, smoke_tiles());
