@@ -1,4 +1,4 @@
-// The `flashcute` command: run the attention forward on random inputs from the command line.
+// The `flashcute` command: run and time attention on random inputs from the command line.
 //
 //   flashcute info                 version, build configuration, GPU
 //   flashcute run [options]        forward on random data (defaults: batch 4, seqlen 4096, 16 heads,
@@ -6,8 +6,16 @@
 //                                  TFLOP/s (BENCHMARKING.md), and the error of --check-heads
 //                                  (batch, head) pairs against the fp64 reference, beside the error
 //                                  of an unfused implementation in the same dtype
-// Exit codes: 0 ok, 1 no usable GPU (or a CUDA failure), 2 the library refused the problem, 3 the
-// check against the reference failed, 64 bad command line.
+//   flashcute bench [options]      the BENCHMARKING.md grid for flashcute alone (no Python needed):
+//                                  fwd, bwd, fwd+bwd of each compiled path, CUDA-event medians with L2
+//                                  flushed before each launch; a table on stdout, --csv / --json files
+//                                  (the JSON follows bench/bench.py's schema, so `bench.py --merge`
+//                                  reads it)
+// Exit codes: 0 ok, 1 no usable GPU (or a CUDA failure), 2 the library refused the problem (bench:
+// failed on a case for another reason than "not supported"), 3 the check against the reference
+// failed, 64 bad command line.
+
+#include <cuda_runtime.h>
 
 #include <cuda_runtime.h>
 
@@ -16,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <random>
 #include <string>
 #include <thread>
@@ -27,13 +36,31 @@
 
 namespace {
 
+using flashcute::Backend;
+using flashcute::DType;
+
 struct RunOptions {
   int64_t batch = 4, seqlen_q = 4096, seqlen_k = 4096, heads = 16, heads_kv = 0, d = 128, dv = 0;
-  flashcute::DType dtype = flashcute::DType::kBFloat16;
+  DType dtype = DType::kBFloat16;
   int iters = 20;
   int check_heads = 2;
   uint64_t seed = 1;
   flashcute::AttentionOptions attn;
+};
+
+// The grid of docs/BENCHMARKING.md: batch = tokens / seqlen, heads = hidden / d.
+struct BenchOptions {
+  std::vector<DType> dtypes{DType::kBFloat16, DType::kFloat16};
+  std::vector<int64_t> head_dims{64, 128, 256};
+  std::vector<int64_t> seqlens{512, 1024, 2048, 4096, 8192, 16384};
+  std::vector<bool> causals{false, true};
+  std::vector<std::string> passes{"fwd", "bwd", "fwd+bwd"};
+  std::vector<Backend> paths;  // empty: SM80, and SM90 on a cc 9.x GPU
+  int64_t tokens = 16384, hidden = 2048;
+  int warmup = 3, iters = 10;
+  bool flush = true;
+  uint64_t seed = 1;
+  std::string csv, json;
 };
 
 void usage(FILE* f) {
@@ -42,7 +69,55 @@ void usage(FILE* f) {
                "       flashcute run [--batch N] [--seqlen N | --seqlen-q N --seqlen-k N] [--heads N]\n"
                "                     [--heads-kv N] [--d N] [--dv N] [--dtype bf16|fp16] [--causal]\n"
                "                     [--window-left N] [--window-right N] [--softcap C] [--scale S]\n"
-               "                     [--backend auto|sm80|sm90] [--iters N] [--check-heads N] [--seed N]\n");
+               "                     [--backend auto|sm80|sm90] [--iters N] [--check-heads N] [--seed N]\n"
+               "       flashcute bench [--dtype bf16,fp16] [--d 64,128,256] [--seqlen 512,...,16384]\n"
+               "                     [--causal both|true|false] [--pass fwd,bwd,fwd+bwd] [--backend sm80,sm90]\n"
+               "                     [--tokens N] [--hidden N] [--warmup N] [--iters N] [--no-flush] [--seed N]\n"
+               "                     [--csv PATH] [--json PATH]\n");
+}
+
+const char* dtype_name(DType dt) { return dt == DType::kBFloat16 ? "bf16" : "fp16"; }
+
+bool parse_dtype(const std::string& value, DType* dt) {
+  if (value == "bf16" || value == "bfloat16") *dt = DType::kBFloat16;
+  else if (value == "fp16" || value == "float16") *dt = DType::kFloat16;
+  else {
+    std::fprintf(stderr, "flashcute: --dtype %s is not bf16 or fp16\n", value.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool parse_backend(const std::string& value, Backend* b) {
+  if (value == "auto") *b = Backend::kAuto;
+  else if (value == "sm80") *b = Backend::kSm80;
+  else if (value == "sm90") *b = Backend::kSm90;
+  else {
+    std::fprintf(stderr, "flashcute: --backend %s is not auto, sm80 or sm90\n", value.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool parse_number(const std::string& flag, const std::string& value, double* num) {
+  char* end = nullptr;
+  *num = std::strtod(value.c_str(), &end);
+  if (value.empty() || !end || *end != '\0') {
+    std::fprintf(stderr, "flashcute: %s=%s is not a number\n", flag.c_str(), value.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
 }
 
 bool parse_run(int argc, char** argv, RunOptions* o) {
@@ -58,29 +133,12 @@ bool parse_run(int argc, char** argv, RunOptions* o) {
       return false;
     }
     const std::string value = argv[++i];
-    char* end = nullptr;
-    const double num = std::strtod(value.c_str(), &end);
-    const bool numeric = end && *end == '\0';
-    auto need_num = [&]() {
-      if (!numeric) std::fprintf(stderr, "flashcute: %s=%s is not a number\n", flag.c_str(), value.c_str());
-      return numeric;
-    };
+    double num = 0.0;
     if (flag == "--dtype") {
-      if (value == "bf16" || value == "bfloat16") o->dtype = flashcute::DType::kBFloat16;
-      else if (value == "fp16" || value == "float16") o->dtype = flashcute::DType::kFloat16;
-      else {
-        std::fprintf(stderr, "flashcute: --dtype %s is not bf16 or fp16\n", value.c_str());
-        return false;
-      }
+      if (!parse_dtype(value, &o->dtype)) return false;
     } else if (flag == "--backend") {
-      if (value == "auto") o->attn.backend = flashcute::Backend::kAuto;
-      else if (value == "sm80") o->attn.backend = flashcute::Backend::kSm80;
-      else if (value == "sm90") o->attn.backend = flashcute::Backend::kSm90;
-      else {
-        std::fprintf(stderr, "flashcute: --backend %s is not auto, sm80 or sm90\n", value.c_str());
-        return false;
-      }
-    } else if (!need_num()) {
+      if (!parse_backend(value, &o->attn.backend)) return false;
+    } else if (!parse_number(flag, value, &num)) {
       return false;
     } else if (flag == "--batch") o->batch = static_cast<int64_t>(num);
     else if (flag == "--seqlen") o->seqlen_q = o->seqlen_k = static_cast<int64_t>(num);
@@ -102,6 +160,104 @@ bool parse_run(int argc, char** argv, RunOptions* o) {
       return false;
     }
   }
+  return true;
+}
+
+bool parse_int_list(const std::string& flag, const std::string& value, std::vector<int64_t>* out) {
+  out->clear();
+  for (const std::string& item : split_commas(value)) {
+    double num = 0.0;
+    if (!parse_number(flag, item, &num)) return false;
+    if (num < 1 || num != std::floor(num)) {
+      std::fprintf(stderr, "flashcute: %s %s is not a positive integer\n", flag.c_str(), item.c_str());
+      return false;
+    }
+    out->push_back(static_cast<int64_t>(num));
+  }
+  if (out->empty()) std::fprintf(stderr, "flashcute: %s needs at least one value\n", flag.c_str());
+  return !out->empty();
+}
+
+bool parse_bench(int argc, char** argv, BenchOptions* o) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--no-flush") {
+      o->flush = false;
+      continue;
+    }
+    if (flag == "--help" || flag == "-h") return false;
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "flashcute: %s needs a value\n", flag.c_str());
+      return false;
+    }
+    const std::string value = argv[++i];
+    std::vector<int64_t> ints;
+    double num = 0.0;
+    if (flag == "--dtype") {
+      o->dtypes.clear();
+      for (const std::string& item : split_commas(value)) {
+        DType dt;
+        if (!parse_dtype(item, &dt)) return false;
+        o->dtypes.push_back(dt);
+      }
+    } else if (flag == "--backend") {
+      o->paths.clear();
+      for (const std::string& item : split_commas(value)) {
+        Backend b;
+        if (!parse_backend(item, &b)) return false;
+        o->paths.push_back(b);
+      }
+    } else if (flag == "--causal") {
+      if (value == "both") o->causals = {false, true};
+      else if (value == "true" || value == "yes") o->causals = {true};
+      else if (value == "false" || value == "no") o->causals = {false};
+      else {
+        std::fprintf(stderr, "flashcute: --causal %s is not both, true or false\n", value.c_str());
+        return false;
+      }
+    } else if (flag == "--pass") {
+      o->passes.clear();
+      for (const std::string& item : split_commas(value)) {
+        const std::string p = item == "fwdbwd" ? "fwd+bwd" : item;
+        if (p != "fwd" && p != "bwd" && p != "fwd+bwd") {
+          std::fprintf(stderr, "flashcute: --pass %s is not fwd, bwd or fwd+bwd\n", item.c_str());
+          return false;
+        }
+        o->passes.push_back(p);
+      }
+    } else if (flag == "--csv") o->csv = value;
+    else if (flag == "--json") o->json = value;
+    else if (flag == "--d") {
+      if (!parse_int_list(flag, value, &o->head_dims)) return false;
+    } else if (flag == "--seqlen") {
+      if (!parse_int_list(flag, value, &o->seqlens)) return false;
+    } else if (!parse_number(flag, value, &num)) {
+      return false;
+    } else if (flag == "--tokens") o->tokens = static_cast<int64_t>(num);
+    else if (flag == "--hidden") o->hidden = static_cast<int64_t>(num);
+    else if (flag == "--warmup") o->warmup = std::max(0, static_cast<int>(num));
+    else if (flag == "--iters") o->iters = std::max(1, static_cast<int>(num));
+    else if (flag == "--seed") o->seed = static_cast<uint64_t>(num);
+    else {
+      std::fprintf(stderr, "flashcute: unknown option %s\n", flag.c_str());
+      return false;
+    }
+  }
+  if (o->dtypes.empty() || o->passes.empty()) {
+    std::fprintf(stderr, "flashcute: --dtype and --pass need at least one value\n");
+    return false;
+  }
+  for (int64_t s : o->seqlens)
+    if (o->tokens % s != 0) {
+      std::fprintf(stderr, "flashcute: --seqlen %lld does not divide --tokens %lld\n", (long long)s,
+                   (long long)o->tokens);
+      return false;
+    }
+  for (int64_t d : o->head_dims)
+    if (o->hidden % d != 0) {
+      std::fprintf(stderr, "flashcute: --d %lld does not divide --hidden %lld\n", (long long)d, (long long)o->hidden);
+      return false;
+    }
   return true;
 }
 
@@ -135,16 +291,84 @@ int cmd_info() {
     }                                                                                \
   } while (0)
 
-// Random normal values rounded to the dtype: 16-bit bits for the GPU, doubles for the reference.
-void randn(flashcute::DType dt, int64_t n, std::mt19937_64& rng, std::vector<uint16_t>* bits,
-           std::vector<double>* values) {
+// Device memory freed on every return path.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { cudaFree(ptr_); }
+  // At least `bytes` (one byte for 0, so that the pointer is never null); keeps a larger buffer.
+  cudaError_t reserve(size_t bytes) {
+    bytes = std::max<size_t>(bytes, 1);
+    if (bytes <= bytes_) return cudaSuccess;
+    cudaFree(ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
+    const cudaError_t err = cudaMalloc(&ptr_, bytes);
+    if (err == cudaSuccess) bytes_ = bytes;
+    return err;
+  }
+  void* get() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Random normal values rounded to the dtype: 16-bit bits for the GPU and, when `values` is given,
+// doubles for the reference.
+void randn(DType dt, int64_t n, std::mt19937_64& rng, std::vector<uint16_t>* bits, std::vector<double>* values) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   bits->resize(n);
-  values->resize(n);
+  if (values) values->resize(n);
   for (int64_t i = 0; i < n; ++i) {
     (*bits)[i] = flashcute::numeric::to_bits(dt, normal(rng));
-    (*values)[i] = flashcute::numeric::from_bits(dt, (*bits)[i]);
+    if (values) (*values)[i] = flashcute::numeric::from_bits(dt, (*bits)[i]);
   }
+}
+
+// BENCHMARKING.md: 2*(d + dv) FLOPs per (query, key) pair; halved for causal when seqlen_q == seqlen_k.
+double attention_fwd_flops(int64_t batch, int64_t heads, int64_t seqlen_q, int64_t seqlen_k, int64_t d, int64_t dv,
+                           bool causal) {
+  double flops = 2.0 * static_cast<double>(d + dv) * batch * heads * seqlen_q * seqlen_k;
+  return causal && seqlen_q == seqlen_k ? flops / 2 : flops;
+}
+
+// Median milliseconds of `iters` launches, each bracketed by CUDA events, after `warmup` launches.
+// With `flush`, `flush_bytes` of memset before each timed launch leave the L2 cold (as do_bench).
+// Returns the first failing Status of a launch (timing is then meaningless) or ok.
+template <class Launch>
+flashcute::Status median_ms(Launch&& launch, cudaStream_t stream, int warmup, int iters, void* flush,
+                            size_t flush_bytes, double* ms, cudaError_t* cuda_err) {
+  *cuda_err = cudaSuccess;
+  for (int i = 0; i < warmup; ++i) {
+    const flashcute::Status s = launch();
+    if (!s.ok()) return s;
+  }
+  cudaEvent_t start, stop;
+  if ((*cuda_err = cudaEventCreate(&start)) != cudaSuccess) return flashcute::Status::Cuda("cudaEventCreate");
+  if ((*cuda_err = cudaEventCreate(&stop)) != cudaSuccess) {
+    cudaEventDestroy(start);
+    return flashcute::Status::Cuda("cudaEventCreate");
+  }
+  std::vector<float> times(iters);
+  flashcute::Status status;
+  for (int i = 0; i < iters && status.ok() && *cuda_err == cudaSuccess; ++i) {
+    if (flush) cudaMemsetAsync(flush, i & 0xFF, flush_bytes, stream);
+    cudaEventRecord(start, stream);
+    status = launch();
+    cudaEventRecord(stop, stream);
+    if ((*cuda_err = cudaEventSynchronize(stop)) == cudaSuccess) cudaEventElapsedTime(&times[i], start, stop);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (!status.ok()) return status;
+  if (*cuda_err != cudaSuccess) return flashcute::Status::Cuda(cudaGetErrorString(*cuda_err));
+  std::sort(times.begin(), times.end());
+  *ms = times[times.size() / 2];
+  return status;
 }
 
 int cmd_run(const RunOptions& o) {
@@ -163,24 +387,23 @@ int cmd_run(const RunOptions& o) {
   randn(o.dtype, nk, rng, &hk, &vk);
   randn(o.dtype, nv, rng, &hv, &vv);
 
-  void *q = nullptr, *k = nullptr, *v = nullptr, *out = nullptr;
-  float* lse = nullptr;
-  FC_CUDA_OR_RETURN(cudaMalloc(&q, std::max<int64_t>(nq, 1) * 2));
-  FC_CUDA_OR_RETURN(cudaMalloc(&k, std::max<int64_t>(nk, 1) * 2));
-  FC_CUDA_OR_RETURN(cudaMalloc(&v, std::max<int64_t>(nv, 1) * 2));
-  FC_CUDA_OR_RETURN(cudaMalloc(&out, std::max<int64_t>(no, 1) * 2));
-  FC_CUDA_OR_RETURN(cudaMalloc(&lse, std::max<int64_t>(nlse, 1) * sizeof(float)));
-  FC_CUDA_OR_RETURN(cudaMemcpy(q, hq.data(), nq * 2, cudaMemcpyHostToDevice));
-  FC_CUDA_OR_RETURN(cudaMemcpy(k, hk.data(), nk * 2, cudaMemcpyHostToDevice));
-  FC_CUDA_OR_RETURN(cudaMemcpy(v, hv.data(), nv * 2, cudaMemcpyHostToDevice));
-  FC_CUDA_OR_RETURN(cudaMemset(out, 0xFF, no * 2));  // NaN: an unwritten element fails the check
+  DeviceBuffer q, k, v, out, lse;
+  FC_CUDA_OR_RETURN(q.reserve(nq * 2));
+  FC_CUDA_OR_RETURN(k.reserve(nk * 2));
+  FC_CUDA_OR_RETURN(v.reserve(nv * 2));
+  FC_CUDA_OR_RETURN(out.reserve(no * 2));
+  FC_CUDA_OR_RETURN(lse.reserve(nlse * sizeof(float)));
+  FC_CUDA_OR_RETURN(cudaMemcpy(q.get(), hq.data(), nq * 2, cudaMemcpyHostToDevice));
+  FC_CUDA_OR_RETURN(cudaMemcpy(k.get(), hk.data(), nk * 2, cudaMemcpyHostToDevice));
+  FC_CUDA_OR_RETURN(cudaMemcpy(v.get(), hv.data(), nv * 2, cudaMemcpyHostToDevice));
+  FC_CUDA_OR_RETURN(cudaMemset(out.get(), 0xFF, no * 2));  // NaN: an unwritten element fails the check
 
   flashcute::FwdArgs args;
-  args.q = flashcute::make_tensor_4d(q, o.dtype, o.batch, o.seqlen_q, o.heads, o.d);
-  args.k = flashcute::make_tensor_4d(k, o.dtype, o.batch, o.seqlen_k, hkv, o.d);
-  args.v = flashcute::make_tensor_4d(v, o.dtype, o.batch, o.seqlen_k, hkv, dv);
-  args.out = flashcute::make_tensor_4d(out, o.dtype, o.batch, o.seqlen_q, o.heads, dv);
-  args.lse = flashcute::make_tensor_3d(lse, flashcute::DType::kFloat32, o.batch, o.heads, o.seqlen_q);
+  args.q = flashcute::make_tensor_4d(q.get(), o.dtype, o.batch, o.seqlen_q, o.heads, o.d);
+  args.k = flashcute::make_tensor_4d(k.get(), o.dtype, o.batch, o.seqlen_k, hkv, o.d);
+  args.v = flashcute::make_tensor_4d(v.get(), o.dtype, o.batch, o.seqlen_k, hkv, dv);
+  args.out = flashcute::make_tensor_4d(out.get(), o.dtype, o.batch, o.seqlen_q, o.heads, dv);
+  args.lse = flashcute::make_tensor_3d(lse.get(), DType::kFloat32, o.batch, o.heads, o.seqlen_q);
   args.options = o.attn;
   cudaStream_t stream;
   FC_CUDA_OR_RETURN(cudaStreamCreate(&stream));
@@ -195,28 +418,19 @@ int cmd_run(const RunOptions& o) {
   FC_CUDA_OR_RETURN(cudaStreamSynchronize(stream));
   std::vector<uint16_t> hout(no);
   std::vector<float> hlse(nlse);
-  FC_CUDA_OR_RETURN(cudaMemcpy(hout.data(), out, no * 2, cudaMemcpyDeviceToHost));
-  FC_CUDA_OR_RETURN(cudaMemcpy(hlse.data(), lse, nlse * sizeof(float), cudaMemcpyDeviceToHost));
+  FC_CUDA_OR_RETURN(cudaMemcpy(hout.data(), out.get(), no * 2, cudaMemcpyDeviceToHost));
+  FC_CUDA_OR_RETURN(cudaMemcpy(hlse.data(), lse.get(), nlse * sizeof(float), cudaMemcpyDeviceToHost));
 
-  // Timing: median of `iters` launches, each bracketed by CUDA events.
-  std::vector<float> ms(o.iters);
-  cudaEvent_t start, stop;
-  FC_CUDA_OR_RETURN(cudaEventCreate(&start));
-  FC_CUDA_OR_RETURN(cudaEventCreate(&stop));
-  for (int i = 0; i < 3; ++i) flashcute::fwd(args);
-  for (int i = 0; i < o.iters; ++i) {
-    cudaEventRecord(start, stream);
-    flashcute::fwd(args);
-    cudaEventRecord(stop, stream);
-    FC_CUDA_OR_RETURN(cudaEventSynchronize(stop));
-    cudaEventElapsedTime(&ms[i], start, stop);
+  // Timing: median of `iters` launches, each bracketed by CUDA events, after 3 warm-up launches.
+  double median = 0.0;
+  cudaError_t cuda_err = cudaSuccess;
+  s = median_ms([&] { return flashcute::fwd(args); }, stream, 3, o.iters, nullptr, 0, &median, &cuda_err);
+  FC_CUDA_OR_RETURN(cuda_err);
+  if (!s.ok()) {
+    std::fprintf(stderr, "flashcute run: %s: %s\n", flashcute::to_string(s.code()), s.message().c_str());
+    return 2;
   }
-  std::sort(ms.begin(), ms.end());
-  const double median_ms = ms[ms.size() / 2];
-  // BENCHMARKING.md: 2*(d + dv) FLOPs per (query, key) pair; halved for causal when seqlen_q == seqlen_k.
-  double flops = 2.0 * (o.d + dv) * o.batch * o.heads * o.seqlen_q * o.seqlen_k;
-  if (o.attn.causal && o.seqlen_q == o.seqlen_k) flops /= 2;
-
+  const double flops = attention_fwd_flops(o.batch, o.heads, o.seqlen_q, o.seqlen_k, o.d, dv, o.attn.causal);
   // Check: the first and last (batch, head) pairs (up to --check-heads) against the fp64 reference.
   double max_err = 0.0, max_lp_err = 0.0, max_lse_err = 0.0, max_golden = 0.0;
   bool all_finite_where_expected = true;
@@ -252,25 +466,241 @@ int cmd_run(const RunOptions& o) {
   }
 
   std::printf("flashcute run: %s b=%lld sq=%lld sk=%lld h=%lld/%lld d=%lld dv=%lld causal=%d on %s\n",
-              o.dtype == flashcute::DType::kBFloat16 ? "bf16" : "fp16", (long long)o.batch, (long long)o.seqlen_q,
+              dtype_name(o.dtype), (long long)o.batch, (long long)o.seqlen_q,
               (long long)o.seqlen_k, (long long)o.heads, (long long)hkv, (long long)o.d, (long long)dv,
               o.attn.causal ? 1 : 0, prop.name);
-  std::printf("  time %.3f ms (median of %d), %.1f TFLOP/s\n", median_ms, o.iters, flops / (median_ms * 1e-3) / 1e12);
+  std::printf("  time %.3f ms (median of %d), %.1f TFLOP/s\n", median, o.iters, flops / (median * 1e-3) / 1e12);
   if (o.check_heads > 0)
     std::printf("  check (%d heads vs fp64): max|out-golden| %.3g (unfused %s: %.3g), max|lse-golden| %.3g, %s\n",
                 std::min<int>(o.check_heads, static_cast<int>(o.batch * o.heads)), max_err,
-                o.dtype == flashcute::DType::kBFloat16 ? "bf16" : "fp16", max_lp_err, max_lse_err,
+                dtype_name(o.dtype), max_lp_err, max_lse_err,
                 all_finite_where_expected ? "non-finite parity ok" : "NON-FINITE MISMATCH");
-  cudaFree(q);
-  cudaFree(k);
-  cudaFree(v);
-  cudaFree(out);
-  cudaFree(lse);
   // Pass/fail for scripts: TESTING.md's max rule (2x the unfused error + 2 ulp at max|golden|).
-  const int mantissa = o.dtype == flashcute::DType::kBFloat16 ? 7 : 10;
+  const int mantissa = o.dtype == DType::kBFloat16 ? 7 : 10;
   const double ulp2 = max_golden > 0 ? 2.0 * std::ldexp(1.0, std::ilogb(max_golden) - mantissa) : 0.0;
   const bool ok = all_finite_where_expected && max_err <= 2.0 * max_lp_err + ulp2 && max_lse_err <= 1e-3;
   return ok ? 0 : 3;
+}
+
+
+// ---- flashcute bench ----------------------------------------------------------------------------------
+struct BenchRecord {
+  std::string impl, pass, status = "ok", error;
+  DType dtype = DType::kBFloat16;
+  int64_t d = 0, seqlen = 0, batch = 0, heads = 0;
+  bool causal = false;
+  double flops = 0.0, ms = 0.0;
+  int reps = 0;
+  double tflops() const { return status == "ok" && ms > 0 ? flops / (ms * 1e-3) / 1e12 : 0.0; }
+};
+
+const char* path_impl(Backend b) {
+  switch (b) {
+    case Backend::kSm80: return "flashcute_sm80";
+    case Backend::kSm90: return "flashcute_sm90";
+    case Backend::kAuto: return "flashcute_auto";
+  }
+  return "flashcute_unknown";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else out += c;
+  }
+  return out + "\"";
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+bool write_bench_csv(const std::string& path, const std::vector<BenchRecord>& records) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  std::fprintf(f, "impl,dtype,d,causal,seqlen,batch,heads,pass,flops,ms,tflops,reps,status,error\n");
+  for (const BenchRecord& r : records)
+    std::fprintf(f, "%s,%s,%lld,%d,%lld,%lld,%lld,%s,%.0f,%.5f,%.2f,%d,%s,%s\n", r.impl.c_str(), dtype_name(r.dtype),
+                 (long long)r.d, r.causal ? 1 : 0, (long long)r.seqlen, (long long)r.batch, (long long)r.heads,
+                 r.pass.c_str(), r.flops, r.ms, r.tflops(), r.reps, r.status.c_str(), csv_field(r.error).c_str());
+  return std::fclose(f) == 0;
+}
+
+// The schema of bench/bench.py (flashcute-bench/1), so that `bench.py --merge` joins the two.
+bool write_bench_json(const std::string& path, const std::vector<BenchRecord>& records, const cudaDeviceProp& prop,
+                      const BenchOptions& o, const std::string& date, const std::string& argv) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  std::fprintf(f,
+               "{\"schema\": \"flashcute-bench/1\", \"stopped_early\": null,\n \"meta\": {\"runs\": [{\"date\": %s, "
+               "\"device\": %s, \"capability\": \"%d.%d\", \"sm_count\": %d, \"cuda_driver_api\": %d, "
+               "\"cuda_runtime\": %d, \"flashcute\": %s, \"flashcute_build\": %s, \"tool\": \"flashcute bench\", "
+               "\"method\": %s, \"argv\": %s}]},\n \"records\": [",
+               json_string(date).c_str(), json_string(prop.name).c_str(), prop.major, prop.minor,
+               prop.multiProcessorCount, driver, runtime, json_string(flashcute::version()).c_str(),
+               json_string(flashcute::build_config()).c_str(),
+               json_string("CUDA events per launch, median of " + std::to_string(o.iters) + " after " +
+                           std::to_string(o.warmup) + " warm-up launches; L2 flush " + (o.flush ? "on" : "off"))
+                   .c_str(),
+               json_string(argv).c_str());
+  for (size_t i = 0; i < records.size(); ++i) {
+    const BenchRecord& r = records[i];
+    const bool ok = r.status == "ok";
+    std::fprintf(f,
+                 "%s\n  {\"impl\": \"%s\", \"dtype\": \"%s\", \"d\": %lld, \"causal\": %s, \"seqlen\": %lld, "
+                 "\"batch\": %lld, \"heads\": %lld, \"pass\": \"%s\", \"flops\": %.0f, \"status\": \"%s\", ",
+                 i ? "," : "", r.impl.c_str(), dtype_name(r.dtype), (long long)r.d, r.causal ? "true" : "false",
+                 (long long)r.seqlen, (long long)r.batch, (long long)r.heads, r.pass.c_str(), r.flops,
+                 r.status.c_str());
+    if (ok) std::fprintf(f, "\"ms\": %.6f, \"tflops\": %.3f, \"reps\": %d, ", r.ms, r.tflops(), r.reps);
+    else std::fprintf(f, "\"ms\": null, \"tflops\": null, \"reps\": null, ");
+    std::fprintf(f, "\"peak_mem_bytes\": null, \"spot\": null, \"error\": %s}",
+                 ok ? "null" : json_string(r.error).c_str());
+  }
+  std::fprintf(f, "\n ]}\n");
+  return std::fclose(f) == 0;
+}
+
+int cmd_bench(const BenchOptions& o, const std::string& argv) {
+  cudaDeviceProp prop{};
+  if (gpu_or_explain(&prop) != 0) return 1;
+  std::vector<Backend> paths = o.paths;
+  if (paths.empty()) {
+    paths.push_back(Backend::kSm80);
+    if (prop.major == 9) paths.push_back(Backend::kSm90);
+  }
+  const std::string date = utc_now();
+  std::printf("flashcute bench: %s (cc %d.%d, %d SMs), flashcute %s [%s], %s\n", prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount, flashcute::version(), flashcute::build_config(), date.c_str());
+
+  // Every case of the grid has tokens x hidden elements in q, k, v, out, dout, dq, dk, dv: one allocation
+  // each serves the whole run.
+  const int64_t n = o.tokens * o.hidden;
+  const int64_t nlse = n / *std::min_element(o.head_dims.begin(), o.head_dims.end());
+  DeviceBuffer q, k, v, out, dout, dq, dk, dv, lse, workspace, flush;
+  for (DeviceBuffer* b : {&q, &k, &v, &out, &dout, &dq, &dk, &dv}) FC_CUDA_OR_RETURN(b->reserve(n * 2));
+  FC_CUDA_OR_RETURN(lse.reserve(nlse * sizeof(float)));
+  const size_t flush_bytes = o.flush ? size_t{256} << 20 : 0;  // more than the L2 of any current GPU
+  if (o.flush) FC_CUDA_OR_RETURN(flush.reserve(flush_bytes));
+  cudaStream_t stream;
+  FC_CUDA_OR_RETURN(cudaStreamCreate(&stream));
+
+  std::mt19937_64 rng(o.seed);
+  std::vector<BenchRecord> records;
+  int failures = 0;
+  for (const DType dt : o.dtypes) {
+    std::vector<uint16_t> bits;
+    for (DeviceBuffer* b : {&q, &k, &v, &dout}) {
+      randn(dt, n, rng, &bits, nullptr);
+      FC_CUDA_OR_RETURN(cudaMemcpy(b->get(), bits.data(), n * 2, cudaMemcpyHostToDevice));
+    }
+    for (const int64_t d : o.head_dims) {
+      for (const bool causal : o.causals) {
+        for (const int64_t seqlen : o.seqlens) {
+          const int64_t batch = o.tokens / seqlen, heads = o.hidden / d;
+          flashcute::FwdArgs fa;
+          fa.q = flashcute::make_tensor_4d(q.get(), dt, batch, seqlen, heads, d);
+          fa.k = flashcute::make_tensor_4d(k.get(), dt, batch, seqlen, heads, d);
+          fa.v = flashcute::make_tensor_4d(v.get(), dt, batch, seqlen, heads, d);
+          fa.out = flashcute::make_tensor_4d(out.get(), dt, batch, seqlen, heads, d);
+          fa.lse = flashcute::make_tensor_3d(lse.get(), DType::kFloat32, batch, heads, seqlen);
+          fa.options.causal = causal;
+          fa.stream = reinterpret_cast<flashcute::Stream>(stream);
+          flashcute::BwdArgs ba;
+          ba.q = fa.q, ba.k = fa.k, ba.v = fa.v, ba.out = fa.out, ba.lse = fa.lse;
+          ba.dout = flashcute::make_tensor_4d(dout.get(), dt, batch, seqlen, heads, d);
+          ba.dq = flashcute::make_tensor_4d(dq.get(), dt, batch, seqlen, heads, d);
+          ba.dk = flashcute::make_tensor_4d(dk.get(), dt, batch, seqlen, heads, d);
+          ba.dv = flashcute::make_tensor_4d(dv.get(), dt, batch, seqlen, heads, d);
+          ba.options = fa.options;
+          ba.stream = fa.stream;
+          const double fwd_flops = attention_fwd_flops(batch, heads, seqlen, seqlen, d, d, causal);
+          for (const Backend path : paths) {
+            // The SM90 path has a forward only: its backward passes run "auto" (the SM80 backward), as
+            // bench/bench.py does, so that the fwd+bwd of each path is what a user of that path gets.
+            fa.options.backend = path;
+            ba.options.backend = path == Backend::kSm90 ? Backend::kAuto : path;
+            size_t fwd_ws = 0, bwd_ws = 0;
+            flashcute::Status fwd_status = flashcute::fwd_workspace_size(fa, &fwd_ws);
+            flashcute::Status bwd_status = flashcute::bwd_workspace_size(ba, &bwd_ws);
+            FC_CUDA_OR_RETURN(workspace.reserve(std::max(fwd_ws, bwd_ws)));
+            fa.workspace = {workspace.get(), workspace.bytes()};
+            ba.workspace = {workspace.get(), workspace.bytes()};
+            // One forward first: it checks the path takes the case and writes the out and lse that the
+            // backward reads.
+            if (fwd_status.ok()) fwd_status = flashcute::fwd(fa);
+            FC_CUDA_OR_RETURN(cudaStreamSynchronize(stream));
+            for (const std::string& pass : o.passes) {
+              BenchRecord r;
+              r.impl = path_impl(path), r.pass = pass, r.dtype = dt, r.d = d, r.seqlen = seqlen, r.batch = batch;
+              r.heads = heads, r.causal = causal;
+              r.flops = fwd_flops * (pass == "fwd" ? 1.0 : pass == "bwd" ? 2.5 : 3.5);
+              flashcute::Status s = fwd_status;
+              if (s.ok() && pass != "fwd") s = bwd_status;
+              if (s.ok()) {
+                auto launch = [&]() -> flashcute::Status {
+                  if (pass == "fwd") return flashcute::fwd(fa);
+                  if (pass == "bwd") return flashcute::bwd(ba);
+                  const flashcute::Status f = flashcute::fwd(fa);
+                  return f.ok() ? flashcute::bwd(ba) : f;
+                };
+                cudaError_t cuda_err = cudaSuccess;
+                s = median_ms(launch, stream, o.warmup, o.iters, flush.get(), flush_bytes, &r.ms, &cuda_err);
+                FC_CUDA_OR_RETURN(cuda_err);
+                r.reps = o.iters;
+              }
+              if (!s.ok()) {
+                r.status = s.code() == flashcute::StatusCode::kNotSupported ? "unsupported" : "error";
+                r.error = std::string(flashcute::to_string(s.code())) + ": " + s.message();
+                if (r.status == "error") ++failures;
+              }
+              if (r.status == "ok")
+                std::printf("%s d%-3lld %-6s s%-5lld %-7s %-14s %9.3f ms %7.1f TFLOP/s\n", dtype_name(dt),
+                            (long long)d, causal ? "causal" : "full", (long long)seqlen, pass.c_str(), r.impl.c_str(),
+                            r.ms, r.tflops());
+              else
+                std::printf("%s d%-3lld %-6s s%-5lld %-7s %-14s %s (%s)\n", dtype_name(dt), (long long)d,
+                            causal ? "causal" : "full", (long long)seqlen, pass.c_str(), r.impl.c_str(),
+                            r.status.c_str(), r.error.c_str());
+              std::fflush(stdout);
+              records.push_back(r);
+            }
+          }
+        }
+      }
+    }
+  }
+  cudaStreamDestroy(stream);
+  if (!o.csv.empty() && !write_bench_csv(o.csv, records)) {
+    std::fprintf(stderr, "flashcute bench: cannot write %s\n", o.csv.c_str());
+    return 1;
+  }
+  if (!o.json.empty() && !write_bench_json(o.json, records, prop, o, date, argv)) {
+    std::fprintf(stderr, "flashcute bench: cannot write %s\n", o.json.c_str());
+    return 1;
+  }
+  if (failures) std::fprintf(stderr, "flashcute bench: %d measurement(s) failed (status error)\n", failures);
+  return failures ? 2 : 0;
 }
 
 }  // namespace
@@ -289,6 +719,16 @@ int main(int argc, char** argv) {
       return 64;
     }
     return cmd_run(o);
+  }
+  if (cmd == "bench") {
+    BenchOptions o;
+    if (!parse_bench(argc, argv, &o)) {
+      usage(stderr);
+      return 64;
+    }
+    std::string line = "flashcute";
+    for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
+    return cmd_bench(o, line);
   }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(stdout);

@@ -188,7 +188,7 @@ def markdown(doc, fa3=None):
             with_fa3 = bool(fa3) and dtype == "bf16" and p in ("fwd", "bwd")
             cols = [n for n in impls if any(n in r["status"] for r in sel)]
             lines += [f"## {dtype} {p}", "", markdown_table(sel, cols, with_fa3), ""]
-    if fa3:
+    if fa3 and any(r["dtype"] == "bf16" and r["pass_"] in ("fwd", "bwd") for r in rows):
         lines += [f"FA3 columns: {FA3_STORED} (FlashAttention-3 measured earlier on this H100 type, bf16 fwd/bwd "
                   "only). 'ours vs FA3 via cuDNN' = (ours / cuDNN in this run) / (FA3 / cuDNN in the stored JSON); "
                   ">= 1 means ahead of FA3, the comparison BENCHMARKING.md asks for.", ""]
