@@ -102,13 +102,14 @@ def _answer_flash_preload(name):
 
 
 # ---- the mask function (masking_utils, transformers >= 4.53) ---------------------------------------------
-def transformers_attention_mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0, mask_function=None,
-                                attention_mask=None, **kwargs):
+def transformers_attention_mask(batch_size=None, kv_length=None, attention_mask=None, **kwargs):
     """None when no key is padded, else the (batch, kv_length) boolean mask of the keys to keep.
 
-    The causal / sliding-window pattern itself is never materialized: the attention function applies
-    it from module.is_causal and sliding_window. The 2D mask is the last kv_length columns of the
-    padding mask (a sliding-window layer's cache holds only the last keys)."""
+    Called by masking_utils with keyword arguments only (their set differs between versions: 4.53
+    passes cache_position, 5.x q_length and q_offset). The causal / sliding-window pattern itself is
+    never materialized: the attention function applies it from module.is_causal and sliding_window.
+    The 2D mask is the last kv_length columns of the padding mask (a sliding-window layer's cache
+    holds only the last keys)."""
     if attention_mask is None:
         return None
     attention_mask = attention_mask[:, -kv_length:]
