@@ -523,7 +523,20 @@ def measure_case(torch, impls, timer, case, passes, args, deadline, progress):
             break
     del refs, q, k, v, dout
     torch.cuda.empty_cache()
+    flag_outliers(records)
     return records, stopped
+
+
+def flag_outliers(records):
+    """Within tolerance but far from the others: 5x the median difference of the pass (3+ compared)."""
+    for p in {r["pass"] for r in records}:
+        spots = [r["spot"] for r in records if r["pass"] == p and r.get("spot")]
+        if len(spots) < 3:
+            continue
+        median = statistics.median(s["rel_diff"] for s in spots)
+        for s in spots:
+            if not s["flag"] and median > 0 and s["rel_diff"] > 5 * median and s["rel_diff"] > s["tol"] / 4:
+                s["flag"] = f"outlier: {s['rel_diff'] / median:.0f}x the median difference of this pass"
 
 
 def case_line(case, records):

@@ -251,3 +251,15 @@ def test_plots_when_matplotlib_is_there(tmp_path):
     files = bench_plots.plot_all(report.make_doc(meta(), sample_records()), str(tmp_path))
     assert "tflops_fwd.png" in files and "memory.png" in files
     assert all(os.path.getsize(tmp_path / f) > 1000 for f in files)
+
+
+def test_outlier_flag():
+    import bench
+
+    def spot(rel):
+        return dict(ref="sdpa_flash", max_abs_diff=rel, rel_diff=rel, tol=0.02, flag=None)
+
+    recs = [dict(record(n, 300), spot=spot(x)) for n, x in
+            (("sdpa_cudnn", 1e-3), ("sdpa_efficient", 1.2e-3), ("flashcute_sm80", 1.5e-2), ("flex", 1e-3))]
+    bench.flag_outliers(recs)
+    assert recs[2]["spot"]["flag"].startswith("outlier") and not recs[0]["spot"]["flag"]
