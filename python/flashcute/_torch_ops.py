@@ -39,8 +39,14 @@ def _capsule(t, name):
         raise TypeError(f"{name}: cannot be passed through DLPack (dtype {t.dtype}, layout {t.layout}): {exc}") from exc
 
 
-def _opt_capsule(t, name):
-    return None if t is None else _capsule(t, name)
+def _capsules(**tensors):
+    """One fresh capsule per named tensor, in argument order (None stays None)."""
+    return [None if t is None else _capsule(t, name) for name, t in tensors.items()]
+
+
+def _mask_args(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes):
+    """The extension's arguments after the tensors, up to the ALiBi slopes (every entry point takes them)."""
+    return (softmax_scale, causal, window_left, window_right, softcap, *_capsules(alibi_slopes=alibi_slopes))
 
 
 def _guard(t):
@@ -106,8 +112,8 @@ def fwd(
     with _guard(q):
         out = q.new_empty(_out_shape(q, v))
         lse = q.new_empty(_dense_lse_shape(q), dtype=torch.float32)
-        ext().fwd(_capsule(q, "q"), _capsule(k, "k"), _capsule(v, "v"), _capsule(out, "out"), _capsule(lse, "lse"),
-                  softmax_scale, causal, window_left, window_right, softcap, _opt_capsule(alibi_slopes, "alibi_slopes"),
+        ext().fwd(*_capsules(q=q, k=k, v=v, out=out, lse=lse),
+                  *_mask_args(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes),
                   _stream(q), backend, _workspace(q.device), 0.0)
     return out, lse
 
@@ -140,10 +146,10 @@ def varlen_fwd(
     with _guard(q):
         out = q.new_empty(_out_shape(q, v))
         lse = q.new_empty(_varlen_lse_shape(q), dtype=torch.float32)
-        ext().varlen_fwd(_capsule(q, "q"), _capsule(k, "k"), _capsule(v, "v"), _capsule(out, "out"),
-                         _capsule(cu_seqlens_q, "cu_seqlens_q"), _capsule(cu_seqlens_k, "cu_seqlens_k"), max_seqlen_q,
-                         max_seqlen_k, _capsule(lse, "lse"), softmax_scale, causal, window_left, window_right, softcap,
-                         _opt_capsule(alibi_slopes, "alibi_slopes"), _stream(q), backend, _workspace(q.device), 0.0)
+        ext().varlen_fwd(*_capsules(q=q, k=k, v=v, out=out, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k),
+                         max_seqlen_q, max_seqlen_k, *_capsules(lse=lse),
+                         *_mask_args(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes),
+                         _stream(q), backend, _workspace(q.device), 0.0)
     return out, lse
 
 
@@ -175,9 +181,8 @@ def bwd(
     dout = _last_dim_contiguous(dout)
     with _guard(q):
         dq, dk, dv = _grad_like(q), _grad_like(k), _grad_like(v)
-        ext().bwd(_capsule(dout, "dout"), _capsule(q, "q"), _capsule(k, "k"), _capsule(v, "v"), _capsule(out, "out"),
-                  _capsule(lse, "lse"), _capsule(dq, "dq"), _capsule(dk, "dk"), _capsule(dv, "dv"), softmax_scale,
-                  causal, window_left, window_right, softcap, _opt_capsule(alibi_slopes, "alibi_slopes"),
+        ext().bwd(*_capsules(dout=dout, q=q, k=k, v=v, out=out, lse=lse, dq=dq, dk=dk, dv=dv),
+                  *_mask_args(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes),
                   deterministic, _stream(q), backend, _workspace(q.device), 0.0)
     return dq, dk, dv
 
@@ -213,12 +218,11 @@ def varlen_bwd(
     dout = _last_dim_contiguous(dout)
     with _guard(q):
         dq, dk, dv = _grad_like(q), _grad_like(k), _grad_like(v)
-        ext().varlen_bwd(_capsule(dout, "dout"), _capsule(q, "q"), _capsule(k, "k"), _capsule(v, "v"),
-                         _capsule(out, "out"), _capsule(lse, "lse"), _capsule(dq, "dq"), _capsule(dk, "dk"),
-                         _capsule(dv, "dv"), _capsule(cu_seqlens_q, "cu_seqlens_q"),
-                         _capsule(cu_seqlens_k, "cu_seqlens_k"), max_seqlen_q, max_seqlen_k, softmax_scale, causal,
-                         window_left, window_right, softcap, _opt_capsule(alibi_slopes, "alibi_slopes"), deterministic,
-                         _stream(q), backend, _workspace(q.device), 0.0)
+        ext().varlen_bwd(*_capsules(dout=dout, q=q, k=k, v=v, out=out, lse=lse, dq=dq, dk=dk, dv=dv,
+                                    cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k),
+                         max_seqlen_q, max_seqlen_k,
+                         *_mask_args(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes),
+                         deterministic, _stream(q), backend, _workspace(q.device), 0.0)
     return dq, dk, dv
 
 
@@ -229,41 +233,27 @@ def _varlen_bwd_fake(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_se
 
 
 # ---- autograd: the forward ops save what the backward needs and call the backward ops ------------------
-def _fwd_setup_context(ctx, inputs, output):
-    q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, deterministic, backend = inputs
+# Both forward ops take (q, k, v, <varlen: cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k>, softmax_scale,
+# causal, window_left, window_right, softcap, alibi_slopes, deterministic, backend); both backward ops take
+# (dout, q, k, v, out, lse, <the same varlen arguments>, softmax_scale, ..., backend).
+def _setup_context(ctx, inputs, output):
+    q, k, v, *seq, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, deterministic, backend = inputs
     out, lse = output
-    ctx.save_for_backward(q, k, v, out, lse, alibi_slopes)
+    ctx.save_for_backward(q, k, v, out, lse, alibi_slopes, *seq[:2])  # seq[:2]: the cu_seqlens (varlen only)
+    ctx.max_seqlens = tuple(seq[2:])
     ctx.options = (softmax_scale, causal, window_left, window_right, softcap)
     ctx.deterministic, ctx.backend = deterministic, backend
+    ctx.n_inputs = len(inputs)
     ctx.mark_non_differentiable(lse)  # as in flash_attn: the LSE output carries no gradient
 
 
-def _fwd_backward(ctx, dout, dlse):
-    q, k, v, out, lse, alibi_slopes = ctx.saved_tensors
-    dq, dk, dv = torch.ops.flashcute.bwd(dout, q, k, v, out, lse, *ctx.options, alibi_slopes, ctx.deterministic,
-                                         ctx.backend)
-    return dq, dk, dv, None, None, None, None, None, None, None, None
+def _backward(ctx, dout, dlse):
+    q, k, v, out, lse, alibi_slopes, *cu_seqlens = ctx.saved_tensors
+    op = torch.ops.flashcute.varlen_bwd if cu_seqlens else torch.ops.flashcute.bwd
+    dq, dk, dv = op(dout, q, k, v, out, lse, *cu_seqlens, *ctx.max_seqlens, *ctx.options, alibi_slopes,
+                    ctx.deterministic, ctx.backend)
+    return (dq, dk, dv) + (None,) * (ctx.n_inputs - 3)
 
 
-fwd.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
-
-
-def _varlen_fwd_setup_context(ctx, inputs, output):
-    (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal, window_left, window_right,
-     softcap, alibi_slopes, deterministic, backend) = inputs
-    out, lse = output
-    ctx.save_for_backward(q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, alibi_slopes)
-    ctx.seqlens = (max_seqlen_q, max_seqlen_k)
-    ctx.options = (softmax_scale, causal, window_left, window_right, softcap)
-    ctx.deterministic, ctx.backend = deterministic, backend
-    ctx.mark_non_differentiable(lse)
-
-
-def _varlen_fwd_backward(ctx, dout, dlse):
-    q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, alibi_slopes = ctx.saved_tensors
-    dq, dk, dv = torch.ops.flashcute.varlen_bwd(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, *ctx.seqlens,
-                                                *ctx.options, alibi_slopes, ctx.deterministic, ctx.backend)
-    return (dq, dk, dv) + (None,) * 12
-
-
-varlen_fwd.register_autograd(_varlen_fwd_backward, setup_context=_varlen_fwd_setup_context)
+fwd.register_autograd(_backward, setup_context=_setup_context)
+varlen_fwd.register_autograd(_backward, setup_context=_setup_context)

@@ -12,16 +12,11 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is not installed: the GPU tests of the package need it")
 
 import flashcute  # noqa: E402
+from torch_reference import (  # noqa: E402  (tests/python/torch_reference.py: the shared oracle)
+    BF16, FP16, check_grads, cu_seqlens, gpu_marks, make_alibi, oracle_grads, randn, reference, run_or_skip,
+    varlen_reference)
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the package's GPU tests are skipped"),
-    pytest.mark.skipif(not flashcute.extension_available(),
-                       reason="flashcute._C is not built/importable: configure with -DFLASHCUTE_BUILD_PYTHON=ON"),
-]
-
-from torch_reference import (  # noqa: E402
-    BF16, FP16, check_grads, cu_seqlens, make_alibi, oracle_grads, randn, reference, run_or_skip, varlen_reference)
+pytestmark = gpu_marks()
 
 
 def leaves(*tensors):

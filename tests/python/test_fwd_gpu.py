@@ -20,16 +20,10 @@ torch = pytest.importorskip("torch", reason="torch is not installed: the GPU tes
 
 import flashcute  # noqa: E402
 from flashcute import ops  # noqa: E402
-
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the package's GPU tests are skipped"),
-    pytest.mark.skipif(not flashcute.extension_available(),
-                       reason="flashcute._C is not built/importable: configure with -DFLASHCUTE_BUILD_PYTHON=ON"),
-]
-
 from torch_reference import (  # noqa: E402  (tests/python/torch_reference.py: the shared oracle)
-    BF16, FP16, check_lse, check_tolerance, make_alibi, randn, reference, run_or_skip)
+    BF16, FP16, check_lse, check_tolerance, gpu_marks, make_alibi, randn, reference, run_or_skip)
+
+pytestmark = gpu_marks()
 
 # ---- dense forward --------------------------------------------------------------------------------------
 # (batch, seqlen_q, seqlen_k, heads_q, heads_kv, d, dtype, options)

@@ -8,15 +8,13 @@ integration's fault, not a kernel's; test_transformers_gpu.py runs the real kern
 Needs torch and transformers (no GPU, no compiled extension); skips with the reason otherwise.
 """
 
-import contextlib
-
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed: the transformers integration is not tested here")
 transformers = pytest.importorskip("transformers", reason="transformers is not installed")
 
 from flashcute import flash_attn_interface, integrations  # noqa: E402
-from torch_reference import reference, varlen_reference  # noqa: E402
+from torch_reference import default_dtype, padding_mask, reference, varlen_reference  # noqa: E402
 
 try:
     from transformers import masking_utils
@@ -55,16 +53,6 @@ def fake_kernels(monkeypatch):
     monkeypatch.setattr(flash_attn_interface, "flash_attn_func", fake_flash_attn_func)
     monkeypatch.setattr(flash_attn_interface, "flash_attn_varlen_func", fake_flash_attn_varlen_func)
     calls.clear()
-
-
-@contextlib.contextmanager
-def default_dtype(dtype):
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(previous)
 
 
 @pytest.fixture(scope="module")
@@ -137,12 +125,7 @@ def test_padded_batch_matches_sdpa(models, side):
     torch.manual_seed(2)
     b, s, pads = 3, 40, [0, 7, 25]
     input_ids = torch.randint(0, CONFIG["vocab_size"], (b, s))
-    mask = torch.ones(b, s, dtype=torch.long)
-    for i, p in enumerate(pads):
-        if p and side == "left":
-            mask[i, :p] = 0
-        elif p:
-            mask[i, s - p:] = 0
+    mask = padding_mask(b, s, pads, side, device="cpu")
     labels = input_ids.masked_fill(mask == 0, -100)
     compare(models, input_ids, select=mask.bool(), attention_mask=mask, labels=labels)
     assert calls and all(c[0] == "varlen" and c[1] == (40, 33, 15) for c in calls), calls

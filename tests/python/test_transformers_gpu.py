@@ -18,8 +18,6 @@ gradient in attention is far outside these bounds.
 Skips (visibly) without torch, transformers, a CUDA device or the extension.
 """
 
-import contextlib
-
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed: the transformers tests need it")
@@ -27,22 +25,16 @@ transformers = pytest.importorskip("transformers", reason="transformers is not i
 
 import flashcute  # noqa: E402
 from flashcute import integrations  # noqa: E402
-
+from torch_reference import default_dtype, gpu_marks, padding_mask, run_or_skip  # noqa: E402
 
 
 def on_gpu(test):
-    """The marks of a test that needs the GPU (the registration tests above them do not)."""
-    for mark in (
-        pytest.mark.gpu,
-        pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the transformers GPU tests are skipped"),
-        pytest.mark.skipif(not flashcute.extension_available(),
-                           reason="flashcute._C is not built/importable: configure with -DFLASHCUTE_BUILD_PYTHON=ON"),
-    ):
+    """The marks of a test that needs the GPU (the registration test does not)."""
+    for mark in gpu_marks("the transformers GPU tests"):
         test = mark(test)
     return test
 
 
-from torch_reference import run_or_skip  # noqa: E402
 
 try:
     from transformers import masking_utils
@@ -78,16 +70,6 @@ def test_register_is_idempotent_and_visible_to_transformers():
 
 
 # ---- the model ---------------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def default_dtype(dtype):
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(previous)
-
-
 @pytest.fixture(scope="module")
 def models():
     """{name: model} for ref (float64, sdpa), sdpa (bf16) and ours (bf16, flashcute). The weights are one
@@ -171,12 +153,7 @@ def test_llama_padded_batch_matches_sdpa(models, side):
     torch.manual_seed(2)
     b, s, pads = 3, 160, [0, 37, 100]
     input_ids = torch.randint(0, CONFIG["vocab_size"], (b, s), device="cuda")
-    mask = torch.ones(b, s, dtype=torch.long, device="cuda")
-    for i, p in enumerate(pads):
-        if p and side == "left":
-            mask[i, :p] = 0
-        elif p:
-            mask[i, s - p:] = 0
+    mask = padding_mask(b, s, pads, side, device="cuda")
     labels = input_ids.masked_fill(mask == 0, -100)
     compare(models, input_ids, f"REPRO: llama padded side={side} pads={pads} seed=2", select=mask.bool(),
             attention_mask=mask, labels=labels)

@@ -11,11 +11,26 @@ torch.autograd on the same formulas:
   lse: |lse - golden| <= 1e-5 * (1 + |golden|), -inf exactly where golden is -inf.
 """
 
+import contextlib
+
 import pytest
 import torch
 
 BF16, FP16 = torch.bfloat16, torch.float16
 R_FWD, R_BWD = 2, 3
+
+
+def gpu_marks(what="the package's GPU tests"):
+    """The marks of a test module (pytestmark) or a test that needs a CUDA device and the extension:
+    skipped with the reason where either is missing, never passed silently."""
+    import flashcute
+
+    return [
+        pytest.mark.gpu,
+        pytest.mark.skipif(not torch.cuda.is_available(), reason=f"no CUDA device: {what} are skipped"),
+        pytest.mark.skipif(not flashcute.extension_available(),
+                           reason="flashcute._C is not built/importable: configure with -DFLASHCUTE_BUILD_PYTHON=ON"),
+    ]
 
 
 
@@ -150,3 +165,25 @@ def cu_seqlens(lens, device="cuda"):
     for n in lens:
         out.append(out[-1] + n)
     return torch.tensor(out, dtype=torch.int32, device=device)
+
+
+@contextlib.contextmanager
+def default_dtype(dtype):
+    """torch's default dtype inside the block (models built under it keep their float32 buffers)."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def padding_mask(batch, seqlen, pads, side, device="cuda"):
+    """A (batch, seqlen) int64 attention mask with pads[i] padding tokens on the given side of row i."""
+    mask = torch.ones(batch, seqlen, dtype=torch.long, device=device)
+    for i, p in enumerate(pads):
+        if p and side == "left":
+            mask[i, :p] = 0
+        elif p:
+            mask[i, seqlen - p:] = 0
+    return mask
