@@ -146,35 +146,130 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   const float slope =
       kTransform && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.0f;
 
-  if (any_key) {
+  // Score transform and mask of one block's S (boundary blocks only, unless softcap/ALiBi).
+  auto transform_and_mask = [&](auto& acc_s, int n_block) {
+    const int n0 = n_block * kBlockN;
+    Tensor scores = make_tensor(acc_s.data(), gmma_rowcol_layout(acc_s.layout()));  // (rows, cols)
+    const bool need_mask = !(n0 >= last_begin && n0 + kBlockN <= first_end);
+    if constexpr (kTransform) {
+      if (need_mask) sm80::score_epilogue<true, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+      else sm80::score_epilogue<true, false>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+    } else if (need_mask) {
+      sm80::score_epilogue<false, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+    }
+    return scores;
+  };
+
+  if constexpr (!Tr::kOverlap) {
+    if (any_key) {
+      Barrier::wait(&ss.barrier_q, 0);  // RAW: Q landed
+      PipelineState read;
+      for (int n_block = n_block_max - 1; n_block >= n_block_min; --n_block) {
+        Tensor acc_s = partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{});  // (MMA, MMA_M, MMA_N)
+        pipeline_k.consumer_wait(read);  // RAW: K[n] landed
+        wgmma_gemm<true>(mma_qk, tSrQ, tSrK(_, _, _, read.index()), acc_s);
+        warpgroup_wait<0>();
+        pipeline_k.consumer_release(read);  // this thread's reads of K[n] are complete
+
+        Tensor scores = transform_and_mask(acc_s, n_block);
+        softmax.update(scores, acc_o_rc, mult);
+
+        Tensor rP = sm80::convert_to<Element>(acc_s);
+        Tensor tOrP = make_tensor(rP.data(), gmma_acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_K)
+        pipeline_v.consumer_wait(read);  // RAW: V[n] landed
+        wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read.index()), acc_o);
+        warpgroup_wait<0>();
+        pipeline_v.consumer_release(read);
+        ++read;
+      }
+    }
+  } else if (any_key) {
+    // Overlapped loop: step n issues S[n] = Q K[n]^T and then O += P[n+1] V[n+1] (the previous
+    // block's), waits only for S[n], runs the softmax of block n while P V is on the tensor cores,
+    // then waits for P V and applies block n's rescale to O. The rescale factors come out of the
+    // shared OnlineSoftmax by handing it a one-column "O" of ones: it multiplies that column (and
+    // its row sums) by exactly the factor it would have applied to O, so O sees the same operations
+    // in the same order as in the plain loop.
+    //
+    // Ping-pong: a warpgroup issues its wgmma batch only on its turn (bar.sync on its kSchedule
+    // barrier) and hands the turn over right after issuing (bar.arrive on the other's), so the
+    // tensor cores alternate between the warpgroups while each one's softmax runs. Consumer
+    // warpgroup 1 opens the first turn for warpgroup 0 and skips its very last hand-over, so every
+    // bar.sync has exactly one matching bar.arrive generation.
+    constexpr uint32_t kSchedThreads = 2 * kWarpgroupThreads;
+    const uint32_t sched_mine = static_cast<uint32_t>(NamedBarrierId::kSchedule) + cwg;
+    const uint32_t sched_other = static_cast<uint32_t>(NamedBarrierId::kSchedule) + (1 - cwg);
+    auto turn_begin = [&] {
+      if constexpr (Tr::kPingPong) named_barrier_sync(sched_mine, kSchedThreads);
+    };
+    auto turn_end = [&](bool last) {
+      if constexpr (Tr::kPingPong) {
+        if (!(last && cwg == 1)) named_barrier_arrive(sched_other, kSchedThreads);
+      }
+    };
+    if constexpr (Tr::kPingPong) {
+      if (cwg == 1) named_barrier_arrive(sched_other, kSchedThreads);
+    }
+
+    Tensor rescale = make_tensor<float>(Shape<Int<kRows>, _1>{});  // (rows, 1): block n's O factors
+    Tensor rP = make_tensor<Element>(partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{}).layout());
+    Tensor tOrP = make_tensor(rP.data(), gmma_acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_K)
+
     Barrier::wait(&ss.barrier_q, 0);  // RAW: Q landed
-    PipelineState read;
-    for (int n_block = n_block_max - 1; n_block >= n_block_min; --n_block) {
-      const int n0 = n_block * kBlockN;
+    PipelineState read;  // the stage of block n
+    {
+      const int n_block = n_block_max - 1;
       Tensor acc_s = partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{});  // (MMA, MMA_M, MMA_N)
       pipeline_k.consumer_wait(read);  // RAW: K[n] landed
+      turn_begin();
       wgmma_gemm<true>(mma_qk, tSrQ, tSrK(_, _, _, read.index()), acc_s);
+      turn_end(false);
       warpgroup_wait<0>();
-      pipeline_k.consumer_release(read);  // this thread's reads of K[n] are complete
+      pipeline_k.consumer_release(read);
+      Tensor scores = transform_and_mask(acc_s, n_block);
+      softmax.update(scores, acc_o_rc, mult);  // O is still 0: its rescale is a no-op
+      convert_into(acc_s, rP);
+    }
+    PipelineState read_prev = read;  // the stage of block n + 1 (whose P V is pending)
+    ++read;
+    for (int n_block = n_block_max - 2; n_block >= n_block_min; --n_block) {
+      Tensor acc_s = partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{});  // (MMA, MMA_M, MMA_N)
+      pipeline_k.consumer_wait(read);  // RAW: K[n] landed
+      turn_begin();
+      wgmma_gemm<true>(mma_qk, tSrQ, tSrK(_, _, _, read.index()), acc_s);
+      pipeline_v.consumer_wait(read_prev);  // RAW: V[n+1] landed
+      wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read_prev.index()), acc_o);
+      turn_end(false);
+      warpgroup_wait<1>();  // S[n] complete (the older batch); P V may still run
+      pipeline_k.consumer_release(read);
 
-      Tensor scores = make_tensor(acc_s.data(), gmma_rowcol_layout(acc_s.layout()));  // (rows, cols)
-      const bool need_mask = !(n0 >= last_begin && n0 + kBlockN <= first_end);
-      if constexpr (kTransform) {
-        if (need_mask) sm80::score_epilogue<true, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
-        else sm80::score_epilogue<true, false>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
-      } else if (need_mask) {
-        sm80::score_epilogue<false, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+      Tensor scores = transform_and_mask(acc_s, n_block);
+      fill(rescale, 1.0f);
+      softmax.update(scores, rescale, mult);
+
+      warpgroup_wait<0>();  // O += P[n+1] V[n+1] complete: P's registers and V[n+1] are free
+      warpgroup_fence_operand(tOrP);
+      pipeline_v.consumer_release(read_prev);
+      bool grew = false;
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) grew |= rescale(r, 0) != 1.0f;
+      if (__any_sync(0xffffffffu, grew)) {  // warp-uniform skip: all factors exactly 1
+        CUTE_UNROLL
+        for (int r = 0; r < kRows; ++r) {
+          CUTE_UNROLL
+          for (int c = 0; c < size<1>(acc_o_rc); ++c) acc_o_rc(r, c) *= rescale(r, 0);
+        }
       }
-      softmax.update(scores, acc_o_rc, mult);
-
-      Tensor rP = sm80::convert_to<Element>(acc_s);
-      Tensor tOrP = make_tensor(rP.data(), gmma_acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_K)
-      pipeline_v.consumer_wait(read);  // RAW: V[n] landed
-      wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read.index()), acc_o);
-      warpgroup_wait<0>();
-      pipeline_v.consumer_release(read);
+      convert_into(acc_s, rP);
+      read_prev = read;
       ++read;
     }
+    pipeline_v.consumer_wait(read_prev);  // RAW: V of the last block landed
+    turn_begin();
+    wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read_prev.index()), acc_o);
+    turn_end(true);
+    warpgroup_wait<0>();
+    pipeline_v.consumer_release(read_prev);
   }
 
   // --- epilogue: normalize, LSE, O through smem, 128-bit stores ---------------------------------------

@@ -35,7 +35,10 @@ struct FwdTraits {
   static constexpr int kConsumerWgs = C.consumer_wgs;
   static constexpr int kConsumerThreads = kConsumerWgs * kWarpgroupThreads;
   static constexpr int kThreads = C.threads();
+  static constexpr bool kOverlap = C.overlap;
+  static constexpr bool kPingPong = C.pingpong;
   static_assert(kBlockM == 64 * kConsumerWgs, "each consumer warpgroup owns 64 query rows");
+  static_assert(!kPingPong || (kOverlap && kConsumerWgs == 2), "ping-pong needs the overlapped loop and 2 consumer warpgroups");
   static_assert(kHeadDim % 16 == 0 && kBlockN % 16 == 0 && kBlockN <= 256 && kHeadDim <= 256, "bad tile config");
 
   using BlockM = cute::Int<kBlockM>;

@@ -17,12 +17,18 @@ inline constexpr uint32_t kConsumerRegs = 240;
 
 // Named barrier ids (0 is __syncthreads; ids below 8 are left to CUTLASS's reserved ones).
 enum class NamedBarrierId : uint32_t {
-  kEpilogue = 8,  // + consumer warpgroup index: one warpgroup's O tile is complete in smem
+  kEpilogue = 8,   // + consumer warpgroup index: one warpgroup's O tile is complete in smem
+  kSchedule = 10,  // + consumer warpgroup index: that warpgroup's turn to issue wgmma (ping-pong)
 };
 
 // bar.sync on a named barrier with `threads` participants.
 __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// bar.arrive: counts towards `threads` without waiting (the producer side of a named barrier).
+__device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 }  // namespace flashcute::sm90

@@ -3,6 +3,8 @@
 // accumulators (rows/cols for the softmax; the A-operand view of P).
 
 #include <cute/tensor.hpp>
+#include <cutlass/array.h>
+#include <cutlass/numeric_conversion.h>
 
 namespace flashcute::sm90 {
 
@@ -45,6 +47,19 @@ __device__ __forceinline__ auto gmma_acc_as_a_layout(Layout acc) {
   static_assert(size<2>(Layout{}) == 1, "expects one wgmma tile along N");
   auto v = logical_divide(get<0>(acc), Shape<Underscore, Underscore, _2>{});  // (2, 2, (2, N/16))
   return make_layout(make_layout(get<0>(v), get<1>(v), get<2, 0>(v)), get<1>(acc), get<2, 1>(v));
+}
+
+// dst = src converted to dst's element type (same layout; packed conversions where the ISA has them).
+template <class SrcEngine, class DstEngine, class Layout>
+__device__ __forceinline__ void convert_into(const cute::Tensor<SrcEngine, Layout>& src,
+                                             cute::Tensor<DstEngine, Layout>& dst) {
+  using namespace cute;
+  using From = typename SrcEngine::value_type;
+  using To = typename DstEngine::value_type;
+  constexpr int N = decltype(size(src))::value;
+  cutlass::NumericArrayConverter<To, From, N> converter;
+  *reinterpret_cast<cutlass::Array<To, N>*>(dst.data()) =
+      converter(*reinterpret_cast<const cutlass::Array<From, N>*>(src.data()));
 }
 
 }  // namespace flashcute::sm90
