@@ -149,62 +149,73 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       kTransform && p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.0f;
 
   // --- main loop: key blocks from last to first (boundary blocks of causal masks come first) -------
+  // One step per key block; kMask says whether the block needs the per-element mask. The blocks
+  // split into three runs, [unmasked_hi, n_block_max) masked, [unmasked_lo, unmasked_hi) unmasked
+  // and [n_block_min, unmasked_lo) masked, each a loop of its own: a per-block branch inside one
+  // loop was if-converted by ptxas into ~100 predicated-off compares and selects issued in every
+  // block, masked or not. always_inline: with two call sites nvcc outlined the masked step (d 192).
+  auto step = [&](const int n_block, auto mask_tag) __attribute__((always_inline)) {
+    constexpr bool kMask = decltype(mask_tag)::value;
+    const int n0 = n_block * kBlockN;
+    // The ldmatrix source partitions are rebuilt each step from a base address the compiler
+    // cannot see through: otherwise ptxas hoists one swizzled address per ldmatrix (~50-70 of
+    // them) out of the loop and keeps them live across it, which is what made 32 query rows per
+    // warp spill at d 128 (docs/perf-notes.md).
+    uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+    asm volatile("" : "+r"(smem_base));
+    Element* smem_step = reinterpret_cast<Element*>(__cvta_shared_to_generic(smem_base));
+    Tensor sQ_step = make_tensor(make_smem_ptr(smem_step), typename Tr::SmemLayoutQ{});          // (BM, D)
+    Tensor sK_step = make_tensor(sQ_step.data() + size(sQ_step), typename Tr::SmemLayoutKV{});  // (BN, D)
+    Tensor sVt_step = make_tensor(sK_step.data() + size(sK_step), typename Tr::SmemLayoutVt{});  // (D, BN)
+    Tensor tSsQ = s2r_thr_q.partition_S(sQ_step);
+    Tensor tSsK = s2r_thr_k.partition_S(sK_step);
+    Tensor tOsVt = s2r_thr_v.partition_S(sVt_step);
+    Tensor acc_s = partition_fragment_C(mma, Shape<Int<kBlockM>, Int<kBlockN>>{});  // (MMA, MMA_M, MMA_N)
+    clear(acc_s);
+    cp_async_wait<0>();
+    // RAW: K[n] (and Q) landed for every warp. WAR: every warp finished reading V[n+1] in the
+    // previous step's P V before V[n] overwrites it.
+    __syncthreads();
+    copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n0, p.head_dim_v);
+    cp_async_fence();
+
+    gemm_ss(mma, acc_s, tSrQ, tSrK, tSsQ, tSsK, s2r_copy_q, s2r_copy_k, s2r_thr_q, s2r_thr_k);
+
+    Tensor scores = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));  // (rows, cols)
+    if constexpr (kTransform || kMask) score_epilogue<kTransform, kMask>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+
+    cp_async_wait<0>();
+    // RAW: V[n] landed. WAR: every warp finished reading K[n] in Q K^T before K[n-1] overwrites it.
+    __syncthreads();
+    if (n_block > n_block_min) {
+      copy_zfill(gmem_copy, tKgK(_, _, _, n_block - 1), tKsK, tKcK, len_k - n0 + kBlockN, p.head_dim);
+      cp_async_fence();
+    }
+
+    Tensor acc_o_rc = make_tensor(acc_o.data(), rowcol_layout(acc_o.layout()));
+    softmax.update(scores, acc_o_rc, mult);
+
+    Tensor rP = convert_to<Element>(acc_s);
+    Tensor tOrP = make_tensor(rP.data(), acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_N / 2)
+    gemm_rs(mma, acc_o, tOrP, tOrVt, tOsVt, s2r_copy_v, s2r_thr_v);
+  };
+
   if (n_block_max > n_block_min) {
     copy_zfill(gmem_copy, tQgQ, tQsQ, tQcQ, len_q - m0, p.head_dim);
     int n_block = n_block_max - 1;
     copy_zfill(gmem_copy, tKgK(_, _, _, n_block), tKsK, tKcK, len_k - n_block * kBlockN, p.head_dim);
     cp_async_fence();
 
-    for (; n_block >= n_block_min; --n_block) {
-      const int n0 = n_block * kBlockN;
-      // The ldmatrix source partitions are rebuilt each step from a base address the compiler
-      // cannot see through: otherwise ptxas hoists one swizzled address per ldmatrix (~50-70 of
-      // them) out of the loop and keeps them live across it, which is what made 32 query rows per
-      // warp spill at d 128 (docs/perf-notes.md).
-      uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-      asm volatile("" : "+r"(smem_base));
-      Element* smem_step = reinterpret_cast<Element*>(__cvta_shared_to_generic(smem_base));
-      Tensor sQ_step = make_tensor(make_smem_ptr(smem_step), typename Tr::SmemLayoutQ{});          // (BM, D)
-      Tensor sK_step = make_tensor(sQ_step.data() + size(sQ_step), typename Tr::SmemLayoutKV{});  // (BN, D)
-      Tensor sVt_step = make_tensor(sK_step.data() + size(sK_step), typename Tr::SmemLayoutVt{});  // (D, BN)
-      Tensor tSsQ = s2r_thr_q.partition_S(sQ_step);
-      Tensor tSsK = s2r_thr_k.partition_S(sK_step);
-      Tensor tOsVt = s2r_thr_v.partition_S(sVt_step);
-      Tensor acc_s = partition_fragment_C(mma, Shape<Int<kBlockM>, Int<kBlockN>>{});  // (MMA, MMA_M, MMA_N)
-      clear(acc_s);
-      cp_async_wait<0>();
-      // RAW: K[n] (and Q) landed for every warp. WAR: every warp finished reading V[n+1] in the
-      // previous step's P V before V[n] overwrites it.
-      __syncthreads();
-      copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n0, p.head_dim_v);
-      cp_async_fence();
-
-      gemm_ss(mma, acc_s, tSrQ, tSrK, tSsQ, tSsK, s2r_copy_q, s2r_copy_k, s2r_thr_q, s2r_thr_k);
-
-      Tensor scores = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));  // (rows, cols)
-      const bool need_mask = !(n0 >= last_begin && n0 + kBlockN <= first_end);
-      if constexpr (kTransform) {
-        if (need_mask) score_epilogue<true, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
-        else score_epilogue<true, false>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
-      } else if (need_mask) {
-        score_epilogue<false, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
-      }
-
-      cp_async_wait<0>();
-      // RAW: V[n] landed. WAR: every warp finished reading K[n] in Q K^T before K[n-1] overwrites it.
-      __syncthreads();
-      if (n_block > n_block_min) {
-        copy_zfill(gmem_copy, tKgK(_, _, _, n_block - 1), tKsK, tKcK, len_k - n0 + kBlockN, p.head_dim);
-        cp_async_fence();
-      }
-
-      Tensor acc_o_rc = make_tensor(acc_o.data(), rowcol_layout(acc_o.layout()));
-      softmax.update(scores, acc_o_rc, mult);
-
-      Tensor rP = convert_to<Element>(acc_s);
-      Tensor tOrP = make_tensor(rP.data(), acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_N / 2)
-      gemm_rs(mma, acc_o, tOrP, tOrVt, tOsVt, s2r_copy_v, s2r_thr_v);
-    }
+    // A block needs no mask when every row of the query block sees all of it: n0 >= last_begin
+    // and n0 + kBlockN <= first_end (first_end may be <= 0: then no block qualifies).
+    int unmasked_lo = (last_begin + kBlockN - 1) / kBlockN;
+    int unmasked_hi = first_end > 0 ? first_end / kBlockN : 0;
+    unmasked_lo = unmasked_lo > n_block_min ? unmasked_lo : n_block_min;
+    unmasked_hi = unmasked_hi < n_block_max ? unmasked_hi : n_block_max;
+    if (unmasked_lo >= unmasked_hi) unmasked_lo = unmasked_hi = n_block_min;
+    for (; n_block >= unmasked_hi; --n_block) step(n_block, cute::true_type{});
+    for (; n_block >= unmasked_lo; --n_block) step(n_block, cute::false_type{});
+    for (; n_block >= n_block_min; --n_block) step(n_block, cute::true_type{});
   }
 
   // --- epilogue: normalize, LSE, O through smem, 128-bit stores ---------------------------------
