@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed: the transfo
 transformers = pytest.importorskip("transformers", reason="transformers is not installed")
 
 from flashcute import flash_attn_interface, integrations  # noqa: E402
-from torch_reference import default_dtype, padding_mask, reference, varlen_reference  # noqa: E402
+from torch_reference import default_dtype, padded_labels, padding_mask, reference, varlen_reference  # noqa: E402
 
 try:
     from transformers import masking_utils
@@ -126,7 +126,7 @@ def test_padded_batch_matches_sdpa(models, side):
     b, s, pads = 3, 40, [0, 7, 25]
     input_ids = torch.randint(0, CONFIG["vocab_size"], (b, s))
     mask = padding_mask(b, s, pads, side, device="cpu")
-    labels = input_ids.masked_fill(mask == 0, -100)
+    labels = padded_labels(input_ids, mask)
     compare(models, input_ids, select=mask.bool(), attention_mask=mask, labels=labels)
     assert calls and all(c[0] == "varlen" and c[1] == (40, 33, 15) for c in calls), calls
 

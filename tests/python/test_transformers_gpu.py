@@ -25,7 +25,7 @@ transformers = pytest.importorskip("transformers", reason="transformers is not i
 
 import flashcute  # noqa: E402
 from flashcute import integrations  # noqa: E402
-from torch_reference import default_dtype, gpu_marks, padding_mask, run_or_skip  # noqa: E402
+from torch_reference import default_dtype, gpu_marks, padded_labels, padding_mask, run_or_skip  # noqa: E402
 
 
 def on_gpu(test):
@@ -154,7 +154,7 @@ def test_llama_padded_batch_matches_sdpa(models, side):
     b, s, pads = 3, 160, [0, 37, 100]
     input_ids = torch.randint(0, CONFIG["vocab_size"], (b, s), device="cuda")
     mask = padding_mask(b, s, pads, side, device="cuda")
-    labels = input_ids.masked_fill(mask == 0, -100)
+    labels = padded_labels(input_ids, mask)
     compare(models, input_ids, f"REPRO: llama padded side={side} pads={pads} seed=2", select=mask.bool(),
             attention_mask=mask, labels=labels)
 

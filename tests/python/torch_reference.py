@@ -187,3 +187,11 @@ def padding_mask(batch, seqlen, pads, side, device="cuda"):
         elif p:
             mask[i, seqlen - p:] = 0
     return mask
+
+
+def padded_labels(input_ids, mask):
+    """Next-token labels for a padded batch: -100 (ignored) where the token or the position predicting it
+    (the one before) is padding, so that no loss term reads a padded position's output."""
+    keep = mask.bool().clone()
+    keep[:, 1:] &= mask[:, :-1].bool()
+    return input_ids.masked_fill(~keep, -100)
