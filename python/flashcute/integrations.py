@@ -70,8 +70,8 @@ def _answer_flash_preload(name):
     it does not know. For `name` the preload is answered with flashcute's flash_attn-compatible
     functions (no KV-cache function; transformers' own pad/unpad helpers); every other name goes to
     transformers' loader unchanged. The model's attention still goes through the function registered
-    above, never through transformers' flash_attention_forward. Installed once; a no-op on versions
-    without that preload (< 5)."""
+    above, never through transformers' flash_attention_forward. Installed once, where transformers has
+    that loader (4.x versions that never preload a registered function are unaffected)."""
     try:
         from transformers import modeling_flash_attention_utils as fau
     except ImportError:
@@ -85,7 +85,10 @@ def _answer_flash_preload(name):
         return
     import inspect
 
-    with_kvcache = "_flash_with_kvcache_fn" in inspect.getsource(fau.lazy_import_flash_attention)
+    try:  # the loader returns 5 functions where transformers knows a KV-cache function (5.x), else 4
+        with_kvcache = "_flash_with_kvcache_fn" in inspect.getsource(fau.lazy_import_flash_attention)
+    except (OSError, TypeError):  # no source to read: the current layout
+        with_kvcache = True
     names = {name}
 
     def lazy_imports(implementation, *args, **kwargs):
