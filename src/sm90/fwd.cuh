@@ -103,7 +103,19 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
       return Status::Cuda(std::string("sm90 forward: cudaFuncSetAttribute: ") + cudaGetErrorString(err));
   }
   const int64_t m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM;
-  const dim3 grid(static_cast<unsigned>(m_blocks), static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
+  dim3 grid(static_cast<unsigned>(m_blocks), static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
+  if constexpr (Tr::kPersistent) {
+    // One CTA per SM (at most one per tile); the kernel walks the tiles in int arithmetic.
+    const int64_t tiles = m_blocks * p.heads_q * p.batch;
+    if (tiles > INT32_MAX)
+      return Status::NotSupported("sm90 forward: " + std::to_string(tiles) + " tiles exceed 2^31; use backend=sm80");
+    int device = 0, sms = 0;
+    cudaError_t err = cudaGetDevice(&device);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (err != cudaSuccess)
+      return Status::Cuda(std::string("sm90 forward: SM count: ") + cudaGetErrorString(err));
+    grid = dim3(static_cast<unsigned>(tiles < sms ? tiles : sms));
+  }
   kernel<<<grid, Tr::kThreads, kSmem, reinterpret_cast<cudaStream_t>(stream)>>>(params);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)

@@ -37,6 +37,7 @@ struct FwdTraits {
   static constexpr int kThreads = C.threads();
   static constexpr bool kOverlap = C.overlap;
   static constexpr bool kPingPong = C.pingpong;
+  static constexpr bool kPersistent = C.persistent;
   static_assert(kBlockM == 64 * kConsumerWgs, "each consumer warpgroup owns 64 query rows");
   static_assert(!kPingPong || (kOverlap && kConsumerWgs == 2), "ping-pong needs the overlapped loop and 2 consumer warpgroups");
   static_assert(kHeadDim % 16 == 0 && kBlockN % 16 == 0 && kBlockN <= 256 && kHeadDim <= 256, "bad tile config");
@@ -97,7 +98,8 @@ struct FwdTraits {
     alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutQ>, 1024> q;
     alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutK>, 1024> k;
     alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutV>, 1024> v;
-    alignas(8) uint64_t barrier_q;
+    alignas(8) uint64_t barrier_q;        // Q landed (TMA transaction bytes)
+    alignas(8) uint64_t barrier_q_empty;  // persistent: consumers are done with Q's space
     typename Pipeline::SharedStorage pipeline_k;
     typename Pipeline::SharedStorage pipeline_v;
   };

@@ -19,6 +19,9 @@ struct FwdTileConfig {
   // The two consumer warpgroups take turns issuing their wgmma batches (named barriers), so one's
   // softmax runs under the other's products. Needs `overlap` and two consumer warpgroups.
   bool pingpong;
+  // One CTA per SM looping over the tiles (static round-robin in TileOrder: last query blocks first),
+  // instead of one CTA per tile: hides launch and prologue costs and the grid's tail.
+  bool persistent;
 
   constexpr int threads() const { return (consumer_wgs + 1) * 128; }
   // Q tile + `stages` K tiles + `stages` V tiles, 16-bit; O is staged in Q's space at the end.
@@ -30,22 +33,23 @@ struct FwdTileConfig {
 // First version (2026-11-22, not yet measured): two consumer warpgroups (128 query rows) everywhere
 // and two pipeline stages. block_n is bounded by the consumer register budget (acc_o is d/2 fp32
 // registers per thread, S is block_n/2, P block_n/4) and by 227 KB of shared memory.
-// overlap / pingpong (the last two fields) are off until the plain loop has passed the GPU tests;
+// overlap / pingpong / persistent (the last three fields) are off until the plain loop has passed the GPU tests;
 // with them on, ptxas reports 0 spills for d 64, 96, 128, 192 (fp16/bf16, plain and softcap/ALiBi
 // kernels) and 16 bytes for the d 256 softcap/ALiBi kernel (nvcc 13.0, 2026-11-22).
 constexpr FwdTileConfig kFwdTileConfigs[] = {
-    {64, 128, 128, 2, 2, false, false},   // 80 KB
-    {96, 128, 128, 2, 2, false, false},   // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
-    {128, 128, 128, 2, 2, false, false},  // 160 KB
-    {192, 128, 96, 2, 2, false, false},   // 192 KB; acc_o 96 + S 48 registers
-    {256, 128, 64, 2, 2, false, false},   // 192 KB; acc_o 128 + S 32 registers (block_n 80, as FA3,
-                                          // needs CUTLASS's extended wgmma N shapes)
+    // d, block_m, block_n, stages, consumer warpgroups, overlap, pingpong, persistent
+    {64, 128, 128, 2, 2, false, false, false},   // 80 KB
+    {96, 128, 128, 2, 2, false, false, false},   // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
+    {128, 128, 128, 2, 2, false, false, false},  // 160 KB
+    {192, 128, 96, 2, 2, false, false, false},   // 192 KB; acc_o 96 + S 48 registers
+    // 192 KB; acc_o 128 + S 32 registers (block_n 80, as FA3, needs CUTLASS's extended wgmma N shapes)
+    {256, 128, 64, 2, 2, false, false, false},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
   for (const FwdTileConfig& c : kFwdTileConfigs)
     if (c.head_dim == head_dim) return c;
-  return FwdTileConfig{0, 0, 0, 0, 0, false, false};
+  return FwdTileConfig{0, 0, 0, 0, 0, false, false, false};
 }
 
 }  // namespace flashcute::sm90

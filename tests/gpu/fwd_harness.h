@@ -61,6 +61,13 @@
 #include "reference/reference.h"
 #include "tests/common/tolerance.h"
 
+namespace flashcute {
+// GoogleTest prints backend parameters with this (test listings, failures).
+inline void PrintTo(Backend b, std::ostream* os) {
+  *os << to_string(b);
+}
+}  // namespace flashcute
+
 namespace flashcute::testing {
 
 // ------------------------------------------------------------------------------------------------
