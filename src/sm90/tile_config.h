@@ -30,20 +30,36 @@ struct FwdTileConfig {
   }
 };
 
+// The step-4 features are compile-time switches until they have been measured on the H100 (each
+// defaults to off; e.g. -DCMAKE_CUDA_FLAGS="-DFLASHCUTE_SM90_FWD_OVERLAP=1 -DFLASHCUTE_SM90_FWD_PINGPONG=1
+// -DFLASHCUTE_SM90_FWD_PERSISTENT=1" builds them all in). Once measured, the winners become the rows'
+// literal values and the switches go.
+#ifndef FLASHCUTE_SM90_FWD_OVERLAP
+#define FLASHCUTE_SM90_FWD_OVERLAP 0
+#endif
+#ifndef FLASHCUTE_SM90_FWD_PINGPONG
+#define FLASHCUTE_SM90_FWD_PINGPONG 0
+#endif
+#ifndef FLASHCUTE_SM90_FWD_PERSISTENT
+#define FLASHCUTE_SM90_FWD_PERSISTENT 0
+#endif
+inline constexpr bool kFwdOverlap = FLASHCUTE_SM90_FWD_OVERLAP != 0;
+inline constexpr bool kFwdPingPong = kFwdOverlap && FLASHCUTE_SM90_FWD_PINGPONG != 0;
+inline constexpr bool kFwdPersistent = FLASHCUTE_SM90_FWD_PERSISTENT != 0;
+
 // First version (2026-11-22, not yet measured): two consumer warpgroups (128 query rows) everywhere
 // and two pipeline stages. block_n is bounded by the consumer register budget (acc_o is d/2 fp32
 // registers per thread, S is block_n/2, P block_n/4) and by 227 KB of shared memory.
-// overlap / pingpong / persistent (the last three fields) are off until the plain loop has passed the GPU tests;
-// with them on, ptxas reports 0 spills for d 64, 96, 128, 192 (fp16/bf16, plain and softcap/ALiBi
-// kernels) and 16 bytes for the d 256 softcap/ALiBi kernel (nvcc 13.0, 2026-11-22).
+// ptxas (nvcc 13.0, 2026-11-22) with every switch on: 0 spills for d 64, 96, 128, 192; the d 256
+// softcap/ALiBi kernel spills 16 bytes with the overlapped loop, so d 256 keeps the plain loop.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups, overlap, pingpong, persistent
-    {64, 128, 128, 2, 2, false, false, false},   // 80 KB
-    {96, 128, 128, 2, 2, false, false, false},   // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
-    {128, 128, 128, 2, 2, false, false, false},  // 160 KB
-    {192, 128, 96, 2, 2, false, false, false},   // 192 KB; acc_o 96 + S 48 registers
+    {64, 128, 128, 2, 2, kFwdOverlap, kFwdPingPong, kFwdPersistent},   // 80 KB
+    {96, 128, 128, 2, 2, kFwdOverlap, kFwdPingPong, kFwdPersistent},   // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
+    {128, 128, 128, 2, 2, kFwdOverlap, kFwdPingPong, kFwdPersistent},  // 160 KB
+    {192, 128, 96, 2, 2, kFwdOverlap, kFwdPingPong, kFwdPersistent},   // 192 KB; acc_o 96 + S 48 registers
     // 192 KB; acc_o 128 + S 32 registers (block_n 80, as FA3, needs CUTLASS's extended wgmma N shapes)
-    {256, 128, 64, 2, 2, false, false, false},
+    {256, 128, 64, 2, 2, false, false, kFwdPersistent},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
