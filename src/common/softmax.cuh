@@ -32,7 +32,7 @@ struct OnlineSoftmax {
   // Two ways to evaluate p, chosen per block for the whole warp:
   // - fused (the common case): p = 2^fma(s, mult, -R) with R = fl(m * mult), one FFMA per score.
   //   Every p of a row and its running sum are relative to 2^R, and finalize's LSE uses the same R,
-  //   so R's rounding cancels; rescales are 2^(R_old - R_new). Used while every |R| < kFusedLimit,
+  //   so R's rounding cancels; rescales are 2^(fl(m_old * mult) - R_new). Used while every |R| < kFusedLimit,
   //   where R's rounding (<= 2^-14) cannot overflow p or matter between blocks.
   // - score domain: p = 2^((s - m) * mult), exact at s == m however large the logits (q = k = v =
   //   133120 gives |R| ~ 1e11, whose rounding alone would be 2^8192).
@@ -62,7 +62,9 @@ struct OnlineSoftmax {
     if (__any_sync(0xffffffffu, grew)) {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
-        const float rescale = fused ? exp2_approx(reference(row_max[r]) * mult - reference(m_new[r]) * mult)
+        // An old max of -inf (nothing seen yet) must give 0, not 2^(0 - R_new), which overflows
+        // to inf for a very negative R_new and turns the zero accumulators into NaN.
+        const float rescale = fused ? exp2_approx(row_max[r] * mult - reference(m_new[r]) * mult)
                                     : exp2_approx((row_max[r] - reference(m_new[r])) * mult);
         row_sum[r] *= rescale;
         CUTE_UNROLL

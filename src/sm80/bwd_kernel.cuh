@@ -395,15 +395,25 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   const float slope = p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.0f;
 
   // --- main loop over the query blocks that see this key block -----------------------------------
-  if (m_begin < m_end) {
+  // Ascending, or descending in deterministic mode. There the dQ adds to a query block go in
+  // ascending key-block order, and with the query blocks walked from the last down every key block
+  // reaches a given query block at the same iteration (causal: all of them end at the last query
+  // block), so a key block only waits for its predecessors' adds, not for their whole walk. In
+  // ascending order key block n met its first query block (n, causal) n iterations after key block
+  // 0 had, and waited idle that long: deterministic causal ran at ~0.55x (docs/perf-notes.md).
+  const int m_count = m_end - m_begin;
+  const bool descending = p.deterministic;
+  const auto m_at = [&](int it) { return descending ? m_end - 1 - it : m_begin + it; };
+  if (m_count > 0) {
     copy_zfill(gmem_copy, tKgK, tKsK, tKcK, len_k - n0, p.head_dim);
     copy_zfill(gmem_copy, tVgV, tVsV, tKcK, len_k - n0, p.head_dim_v);
-    load_q_do(m_begin, 0);
+    load_q_do(m_at(0), 0);
     cp_async_fence();
   }
 
-  for (int m_block = m_begin; m_block < m_end; ++m_block) {
-    const int buf = kStages == 2 ? (m_block - m_begin) & 1 : 0;
+  for (int it = 0; it < m_count; ++it) {
+    const int m_block = m_at(it);
+    const int buf = kStages == 2 ? it & 1 : 0;
     const int64_t m0 = int64_t(m_block) * kBlockM;
     const int64_t len_q = scalars->len_q;
     const int64_t len_k = scalars->len_k;
@@ -413,8 +423,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     // reads of P, dS and of the buffer the prefetch below overwrites.
     __syncthreads();
     if constexpr (kStages == 2) {
-      if (m_block + 1 < m_end) {
-        load_q_do(m_block + 1, buf ^ 1);
+      if (it + 1 < m_count) {
+        load_q_do(m_at(it + 1), buf ^ 1);
         cp_async_fence();
       }
     }
@@ -525,9 +535,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     }
 
     if constexpr (kStages == 1) {
-      if (m_block + 1 < m_end) {
+      if (it + 1 < m_count) {
         __syncthreads();  // WAR: every warp finished reading Q[m] and dO[m] before they are overwritten
-        load_q_do(m_block + 1, 0);
+        load_q_do(m_at(it + 1), 0);
         cp_async_fence();
       }
     }
