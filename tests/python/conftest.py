@@ -14,6 +14,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 # environment adds one stderr line per step of every extension call.
 os.environ.setdefault("FLASHCUTE_NATIVE_BACKTRACE", "1")
 
+# tools/ holds standalone scripts (run by hand, e.g. on a GPU), never tests.
+collect_ignore = ["tools"]
+
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU; skipped with a reason where there is none")

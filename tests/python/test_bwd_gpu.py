@@ -1,5 +1,6 @@
 """Gradients of every flash_attn_* function through torch.autograd on a GPU, against the float64
-reference with the backward tolerance rule (R = 3; tests/python/torch_reference.py): GQA/MQA,
+reference with the backward tolerance rule (R = 3; tests/python/torch_reference.py, whose lp gradients
+follow the C++ oracle's backward_lowp, given the forward output the kernel's backward saw): GQA/MQA,
 varlen (zero-length sequences, queries that see no key), windows, softcap, ALiBi, causal, custom
 scale, fp16 and bf16; deterministic=True is bitwise repeatable; a non-default stream, a non-zero
 device index, torch.compile and opcheck of the backward op. Skips (visibly) without torch, a CUDA
@@ -13,8 +14,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed: the GPU tes
 
 import flashcute  # noqa: E402
 from torch_reference import (  # noqa: E402  (tests/python/torch_reference.py: the shared oracle)
-    BF16, FP16, check_grads, cu_seqlens, gpu_marks, make_alibi, oracle_grads, randn, reference, run_or_skip,
-    varlen_reference)
+    BF16, FP16, check_grads, cu_seqlens, gpu_marks, make_alibi, oracle_grads, randn, run_or_skip)
 
 pytestmark = gpu_marks()
 
@@ -23,12 +23,14 @@ def leaves(*tensors):
     return [t.detach().clone().requires_grad_() for t in tensors]
 
 
-def kernel_grads(fn, inputs, dout):
-    """Runs fn on fresh leaf copies of inputs and backpropagates dout; the grads (skip if not built)."""
+def kernel_grads(fn, inputs, dout, with_out=False):
+    """Runs fn on fresh leaf copies of inputs and backpropagates dout; the grads (skip if not built),
+    and with with_out the forward output the backward was given (the lp oracle takes D from it)."""
     xs = leaves(*inputs)
     out = run_or_skip(fn, *xs)
     run_or_skip(out.backward, dout)
-    return [x.grad for x in xs]
+    grads = [x.grad for x in xs]
+    return (grads, out.detach()) if with_out else grads
 
 
 def ref_options(opt, alibi):
@@ -85,9 +87,11 @@ def dense_inputs(case, seed):
 def test_flash_attn_func_backward(case):
     dt, opt = case[6], case[7]
     q, k, v, dout, alibi = dense_inputs(case, seed=11)
-    grads = kernel_grads(lambda *t: flashcute.flash_attn_func(*t, **kernel_options(opt, alibi)), (q, k, v), dout)
-    gold, lp = oracle_grads(lambda *t, lowp: reference(*t, lowp=lowp, **ref_options(opt, alibi))[0], (q, k, v), dout)
-    check_grads(("dq", "dk", "dv"), grads, gold, lp, dt, f"REPRO: backward {dense_id(case)} seed=11")
+    grads, out = kernel_grads(lambda *t: flashcute.flash_attn_func(*t, **kernel_options(opt, alibi)), (q, k, v), dout,
+                              with_out=True)
+    repro = f"REPRO: backward {dense_id(case)} seed=11"
+    gold, lp = oracle_grads((q, k, v), dout, out=out, repro=repro, **ref_options(opt, alibi))
+    check_grads(("dq", "dk", "dv"), grads, gold, lp, dt, repro)
     if case[1] > case[2] and opt.get("causal"):  # rows that see no key get exactly zero gradient
         assert torch.count_nonzero(grads[0][:, :case[1] - case[2]]) == 0, "dq of rows that see no key is not 0"
 
@@ -97,14 +101,18 @@ def test_qkvpacked_and_kvpacked_backward():
     b, s, h, d = 2, 192, 4, 128
     qkv, dout = randn(b, s, 3, h, d), randn(b, s, h, d)
     q, k, v = (t.contiguous() for t in qkv.unbind(2))
-    gold, lp = oracle_grads(lambda *t, lowp: reference(*t, lowp=lowp, causal=True)[0], (q, k, v), dout)
 
-    (dqkv,) = kernel_grads(lambda t: flashcute.flash_attn_qkvpacked_func(t, causal=True), (qkv,), dout)
-    check_grads(("dq", "dk", "dv"), dqkv.unbind(2), gold, lp, BF16, "REPRO: qkvpacked backward seed=12")
+    repro = "REPRO: qkvpacked backward seed=12"
+    (dqkv,), out = kernel_grads(lambda t: flashcute.flash_attn_qkvpacked_func(t, causal=True), (qkv,), dout,
+                                with_out=True)
+    gold, lp = oracle_grads((q, k, v), dout, out=out, repro=repro, causal=True)
+    check_grads(("dq", "dk", "dv"), dqkv.unbind(2), gold, lp, BF16, repro)
 
-    dq, dkv = kernel_grads(lambda a, c: flashcute.flash_attn_kvpacked_func(a, c, causal=True),
-                           (q, qkv[:, :, 1:].contiguous()), dout)
-    check_grads(("dq", "dk", "dv"), (dq, *dkv.unbind(2)), gold, lp, BF16, "REPRO: kvpacked backward seed=12")
+    repro = "REPRO: kvpacked backward seed=12"
+    (dq, dkv), out = kernel_grads(lambda a, c: flashcute.flash_attn_kvpacked_func(a, c, causal=True),
+                                  (q, qkv[:, :, 1:].contiguous()), dout, with_out=True)
+    gold, lp = oracle_grads((q, k, v), dout, out=out, repro=repro, causal=True)
+    check_grads(("dq", "dk", "dv"), (dq, *dkv.unbind(2)), gold, lp, BF16, repro)
 
 
 # ---- varlen ----------------------------------------------------------------------------------------------
@@ -128,12 +136,12 @@ def test_flash_attn_varlen_func_backward(opt):
     alibi = make_alibi(opt["alibi"], len(LENS_Q), hq) if "alibi" in opt else None
     cu_q, cu_k = cu_seqlens(LENS_Q), cu_seqlens(LENS_K)
     max_q, max_k = max(LENS_Q) + 7, max(LENS_K)  # a larger max_seqlen gives the same answer
-    grads = kernel_grads(lambda *t: flashcute.flash_attn_varlen_func(*t, cu_q, cu_k, max_q, max_k,
-                                                                     **kernel_options(opt, alibi)), (q, k, v), dout)
-    ropt = ref_options(opt, alibi)
-    gold, lp = oracle_grads(lambda *t, lowp: varlen_reference(*t, LENS_Q, LENS_K, lowp=lowp, **ropt)[0],
-                            (q, k, v), dout)
-    check_grads(("dq", "dk", "dv"), grads, gold, lp, BF16, f"REPRO: varlen backward {opt} seed=13")
+    grads, out = kernel_grads(lambda *t: flashcute.flash_attn_varlen_func(*t, cu_q, cu_k, max_q, max_k,
+                                                                          **kernel_options(opt, alibi)),
+                              (q, k, v), dout, with_out=True)
+    repro = f"REPRO: varlen backward {opt} seed=13"
+    gold, lp = oracle_grads((q, k, v), dout, out=out, lens=(LENS_Q, LENS_K), repro=repro, **ref_options(opt, alibi))
+    check_grads(("dq", "dk", "dv"), grads, gold, lp, BF16, repro)
     last = sum(LENS_Q) - LENS_Q[-1]
     assert torch.count_nonzero(grads[0][last:]) == 0, "dq of the queries of a sequence with no key is not 0"
 
@@ -146,17 +154,19 @@ def test_varlen_packed_variants_backward():
     cu = cu_seqlens(lens)
     qkv, dout = randn(total, 3, h, d), randn(total, h, d)
     q, k, v = (t.contiguous() for t in qkv.unbind(1))
-    gold, lp = oracle_grads(lambda *t, lowp: varlen_reference(*t, lens, lens, lowp=lowp, causal=True)[0], (q, k, v),
-                            dout)
 
-    (dqkv,) = kernel_grads(lambda t: flashcute.flash_attn_varlen_qkvpacked_func(t, cu, max(lens), causal=True), (qkv,),
-                           dout)
-    check_grads(("dq", "dk", "dv"), dqkv.unbind(1), gold, lp, BF16, "REPRO: varlen qkvpacked backward seed=14")
+    repro = "REPRO: varlen qkvpacked backward seed=14"
+    (dqkv,), out = kernel_grads(lambda t: flashcute.flash_attn_varlen_qkvpacked_func(t, cu, max(lens), causal=True),
+                                (qkv,), dout, with_out=True)
+    gold, lp = oracle_grads((q, k, v), dout, out=out, lens=(lens, lens), repro=repro, causal=True)
+    check_grads(("dq", "dk", "dv"), dqkv.unbind(1), gold, lp, BF16, repro)
 
-    dq, dkv = kernel_grads(lambda a, c: flashcute.flash_attn_varlen_kvpacked_func(a, c, cu, cu, max(lens), max(lens),
-                                                                                  causal=True),
-                           (q, qkv[:, 1:].contiguous()), dout)
-    check_grads(("dq", "dk", "dv"), (dq, *dkv.unbind(1)), gold, lp, BF16, "REPRO: varlen kvpacked backward seed=14")
+    repro = "REPRO: varlen kvpacked backward seed=14"
+    (dq, dkv), out = kernel_grads(lambda a, c: flashcute.flash_attn_varlen_kvpacked_func(a, c, cu, cu, max(lens),
+                                                                                         max(lens), causal=True),
+                                  (q, qkv[:, 1:].contiguous()), dout, with_out=True)
+    gold, lp = oracle_grads((q, k, v), dout, out=out, lens=(lens, lens), repro=repro, causal=True)
+    check_grads(("dq", "dk", "dv"), (dq, *dkv.unbind(1)), gold, lp, BF16, repro)
 
 
 # ---- determinism ------------------------------------------------------------------------------------------
