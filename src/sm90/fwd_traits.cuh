@@ -2,10 +2,10 @@
 // Compile-time types of the SM90 forward for one (element, tile config): the two wgmma TiledMMAs,
 // GMMA shared-memory layouts, the TMA copy types, the pipelines and the shared-storage struct.
 
+#include <cute/tensor.hpp>  // first: the atom headers below expect the core CuTe headers before them
 #include <cute/arch/copy_sm90_tma.hpp>
 #include <cute/atom/copy_traits_sm90_tma.hpp>
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
-#include <cute/tensor.hpp>
 #include <cutlass/numeric_types.h>
 #include <cutlass/pipeline/sm90_pipeline.hpp>
 

@@ -31,7 +31,7 @@ __device__ __forceinline__ void wgmma_gemm(TiledMma& mma, const TA& tCrA, const 
 // A wgmma accumulator ((2 cols, 2 rows, N/8), MMA_M, MMA_N) seen as (rows, cols) =
 // ((2, MMA_M), (2, N/8, MMA_N)): a thread's rows r and r+8 of each 64-row tile.
 template <class Layout>
-__device__ __forceinline__ auto gmma_rowcol_layout(Layout acc) {
+CUTE_HOST_DEVICE auto gmma_rowcol_layout(Layout acc) {
   using namespace cute;
   static_assert(rank(Layout{}) == 3 && rank(get<0>(Layout{})) == 3, "expects a wgmma accumulator layout");
   return make_layout(make_layout(get<0, 1>(acc), get<1>(acc)),
@@ -42,7 +42,7 @@ __device__ __forceinline__ auto gmma_rowcol_layout(Layout acc) {
 // next wgmma (k = 16 per instruction): ((2, 2, N/8), M, 1) becomes ((2, 2, 2), M, N/16). The value
 // order of an m64nNk16 A fragment is (col pair, row +8, col +8), exactly two n8 accumulator tiles.
 template <class Layout>
-__device__ __forceinline__ auto gmma_acc_as_a_layout(Layout acc) {
+CUTE_HOST_DEVICE auto gmma_acc_as_a_layout(Layout acc) {
   using namespace cute;
   static_assert(size<2>(Layout{}) == 1, "expects one wgmma tile along N");
   auto v = logical_divide(get<0>(acc), Shape<Underscore, Underscore, _2>{});  // (2, 2, (2, N/16))
