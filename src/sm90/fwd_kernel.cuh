@@ -169,16 +169,20 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       auto [tKgK, tKsK] = tma_partition(params.tma_k, _0{}, Layout<_1>{}, group_modes<0, 2>(sK), group_modes<0, 2>(gK));
       auto [tVgV, tVsV] = tma_partition(params.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV));
 
-      // WAR (persistent): every consumer thread finished the previous tile's reads of sQ and its
-      // O staging in that space. The first wait (parity 1 of a fresh barrier) passes at once.
-      if constexpr (Tr::kPersistent) Barrier::wait(&ss.barrier_q_empty, (q_loads & 1) ^ 1);
-      ++q_loads;
-      Barrier::arrive_and_expect_tx(&ss.barrier_q, Tr::kTmaBytesQ);
-      copy(params.tma_q.with(ss.barrier_q), tQgQ, tQsQ);
       for (int n_block = w.n_block_max - 1; n_block >= w.n_block_min; --n_block) {
         // WAR: producer_acquire waits until every consumer thread released this stage's last tile.
         pipeline_k.producer_acquire(write);
         copy(params.tma_k.with(*pipeline_k.producer_get_barrier(write)), tKgK(_, n_block), tKsK(_, write.index()));
+        if (n_block == w.n_block_max - 1) {
+          // Q after the first K block, so that (persistent) that K load is already in flight while
+          // this thread waits for the previous tile to free Q's space: every consumer thread has
+          // finished its reads of sQ and its O staging there. The first wait (parity 1 of a fresh
+          // barrier) passes at once.
+          if constexpr (Tr::kPersistent) Barrier::wait(&ss.barrier_q_empty, (q_loads & 1) ^ 1);
+          ++q_loads;
+          Barrier::arrive_and_expect_tx(&ss.barrier_q, Tr::kTmaBytesQ);
+          copy(params.tma_q.with(ss.barrier_q), tQgQ, tQsQ);
+        }
         pipeline_v.producer_acquire(write);
         copy(params.tma_v.with(*pipeline_v.producer_get_barrier(write)), tVgV(_, n_block), tVsV(_, write.index()));
         ++write;
