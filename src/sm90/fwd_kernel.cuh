@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   pipe.transaction_bytes = Tr::kTmaBytesKV;
   pipe.role = producer ? Pipeline::ThreadCategory::Producer : Pipeline::ThreadCategory::Consumer;
   pipe.is_leader = tidx == 0;  // the thread that issues every TMA
-  pipe.num_consumers = Tr::kConsumerThreads;
+  pipe.num_consumers = Tr::kWgRelease ? Tr::kConsumerWgs : Tr::kConsumerThreads;  // empty-barrier arrivals
   if (tidx == 0) {
     Barrier::init(&ss.barrier_q, 1);
     Barrier::init(&ss.barrier_q_empty, Tr::kConsumerThreads);
@@ -210,6 +210,18 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   constexpr int kRows = decltype(size<0>(acc_o_rc))::value;
   const float mult = p.score_log2_mult;
 
+  // Frees a K or V stage for the producer. Every consumer thread arrives (the empty barrier counts
+  // 256), or with kWgRelease one thread per warpgroup (it counts 2): the stage is read only by the
+  // warpgroup's wgmma, whose completion this thread has just waited for.
+  const int wtid = ctid % kWarpgroupThreads;
+  auto release = [&](Pipeline& pipeline, typename Pipeline::SharedStorage& storage, const PipelineState& state) {
+    if constexpr (Tr::kWgRelease) {
+      if (wtid == 0) storage.empty_barrier_[state.index()].arrive();
+    } else {
+      pipeline.consumer_release(state);
+    }
+  };
+
   PipelineState read;  // K/V stages, continued across tiles in step with the producer's
   int q_phase = 0;     // parity of the next Q load's barrier phase
 
@@ -244,7 +256,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         pipeline_k.consumer_wait(read);  // RAW: K[n] landed
         wgmma_gemm<true>(mma_qk, tSrQ, tSrK(_, _, _, read.index()), acc_s);
         warpgroup_wait<0>();
-        pipeline_k.consumer_release(read);  // this thread's reads of K[n] are complete
+        release(pipeline_k, ss.pipeline_k, read);  // K[n] is no longer read
 
         Tensor scores = transform_and_mask(acc_s, n_block);
         softmax.update(scores, acc_o_rc, mult);
@@ -254,7 +266,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         pipeline_v.consumer_wait(read);  // RAW: V[n] landed
         wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read.index()), acc_o);
         warpgroup_wait<0>();
-        pipeline_v.consumer_release(read);
+        release(pipeline_v, ss.pipeline_v, read);
         ++read;
       }
     } else if (w.any_key()) {
@@ -296,7 +308,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         wgmma_gemm<true>(mma_qk, tSrQ, tSrK(_, _, _, read.index()), acc_s);
         turn_end(false);
         warpgroup_wait<0>();
-        pipeline_k.consumer_release(read);
+        release(pipeline_k, ss.pipeline_k, read);
         Tensor scores = transform_and_mask(acc_s, n_block);
         softmax.update(scores, acc_o_rc, mult);  // O is still 0: its rescale is a no-op
         convert_into(acc_s, rP);
@@ -312,7 +324,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read_prev.index()), acc_o);
         turn_end(false);
         warpgroup_wait<1>();  // S[n] complete (the older batch); P V may still run
-        pipeline_k.consumer_release(read);
+        release(pipeline_k, ss.pipeline_k, read);
 
         Tensor scores = transform_and_mask(acc_s, n_block);
         fill(rescale, 1.0f);
@@ -320,7 +332,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
         warpgroup_wait<0>();  // O += P[n+1] V[n+1] complete: P's registers and V[n+1] are free
         warpgroup_fence_operand(tOrP);
-        pipeline_v.consumer_release(read_prev);
+        release(pipeline_v, ss.pipeline_v, read_prev);
         bool grew = false;
         CUTE_UNROLL
         for (int r = 0; r < kRows; ++r) grew |= rescale(r, 0) != 1.0f;
@@ -340,7 +352,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read_prev.index()), acc_o);
       turn_end(true);
       warpgroup_wait<0>();
-      pipeline_v.consumer_release(read_prev);
+      release(pipeline_v, ss.pipeline_v, read_prev);
     }
 
     // --- epilogue: normalize, LSE, O through smem, 128-bit stores -----------------------------------
@@ -362,7 +374,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
                      (varlen ? w.q_row0 * p.o_row_stride : w.batch * p.o_batch_stride) + w.head * p.o_head_stride;
     const int wg_tile = w.m_block * Tr::kConsumerWgs + cwg;  // this warpgroup's 64 rows of the sequence
     const int wg_rows = w.len_q - wg_tile * 64;
-    const int wtid = ctid % kWarpgroupThreads;
     if (Tr::kPersistent && !w.any_key()) {
       // No key: O = 0, written straight from zeros. No Q was loaded for this tile, so the producer
       // does not wait for Q's space: nothing here may touch smem.

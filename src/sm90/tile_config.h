@@ -43,9 +43,15 @@ struct FwdTileConfig {
 #ifndef FLASHCUTE_SM90_FWD_PERSISTENT
 #define FLASHCUTE_SM90_FWD_PERSISTENT 0
 #endif
+// One thread per consumer warpgroup frees a K/V stage instead of all 128 (FA3 measured the
+// all-threads release of CUTLASS >= 3.6 as a regression at d 128 causal).
+#ifndef FLASHCUTE_SM90_FWD_WG_RELEASE
+#define FLASHCUTE_SM90_FWD_WG_RELEASE 0
+#endif
 inline constexpr bool kFwdOverlap = FLASHCUTE_SM90_FWD_OVERLAP != 0;
 inline constexpr bool kFwdPingPong = kFwdOverlap && FLASHCUTE_SM90_FWD_PINGPONG != 0;
 inline constexpr bool kFwdPersistent = FLASHCUTE_SM90_FWD_PERSISTENT != 0;
+inline constexpr bool kFwdWgRelease = FLASHCUTE_SM90_FWD_WG_RELEASE != 0;
 
 // First version (2026-11-22, not yet measured): two consumer warpgroups (128 query rows) everywhere
 // and two pipeline stages. block_n is bounded by the consumer register budget (acc_o is d/2 fp32
