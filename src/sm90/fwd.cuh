@@ -94,7 +94,7 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
                                                 Shape<typename Tr::BlockN, typename Tr::HeadDim>{});
   auto tma_v = make_tma<Tr, typename Tr::TmaKV>(v, &shape_v, take<0, 2>(typename Tr::SmemLayoutV{}),
                                                 Shape<typename Tr::BlockN, typename Tr::HeadDim>{});
-  const typename Tr::Params params{p, shape_q, shape_k, shape_v, tma_q, tma_k, tma_v};
+  typename Tr::Params params{p, shape_q, shape_k, shape_v, tma_q, tma_k, tma_v};
 
   auto kernel = fwd_kernel<Tr, kTransform>;
   if constexpr (kSmem > 48 * 1024) {
@@ -115,6 +115,18 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
     if (err != cudaSuccess)
       return Status::Cuda(std::string("sm90 forward: SM count: ") + cudaGetErrorString(err));
     grid = dim3(static_cast<unsigned>(tiles < sms ? tiles : sms));
+    // TileOrder's groups: as many batch x head indices as keep their K and V within half of L2.
+    int l2 = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+      cudaGetLastError();
+      l2 = 0;
+    }
+    const int64_t kv_bytes = (p.seqlen_k > 0 ? p.seqlen_k : 1) * (p.head_dim + p.head_dim_v) *
+                             static_cast<int64_t>(sizeof(typename Tr::Element));
+    const int64_t batch_heads = static_cast<int64_t>(p.heads_q) * p.batch;
+    int64_t group = l2 / 2 / kv_bytes;
+    group = group < 1 ? 1 : (group > batch_heads ? batch_heads : group);
+    params.tile_group = static_cast<int>(group);
   }
   kernel<<<grid, Tr::kThreads, kSmem, reinterpret_cast<cudaStream_t>(stream)>>>(params);
   const cudaError_t err = cudaGetLastError();

@@ -65,16 +65,24 @@ __device__ __forceinline__ TileWork make_tile_work(const FwdParams& p, int m_blo
   return w;
 }
 
-// Tiles in launch order: query blocks from the last to the first (under a causal mask, or any window
-// reaching to the end, the last blocks see the most keys: longest first, so the tail is made of short
-// tiles), then heads, then batches.
+// The persistent kernel's tile order. Tiles are (query block, batch x head) pairs; batch x head
+// indices are cut into groups of `group` (sized by the launcher so that a group's K and V fit in
+// half of L2), and inside a group the query blocks go from the last to the first, each over all the
+// group's heads. Under a causal mask (or any window reaching to the end) the last query blocks see
+// the most keys, so within a group the longest tiles come first and the short ones make the tail
+// (longest-processing-time-first for the static round-robin), while the CTAs running at the same
+// time read the K/V of a few heads that stay in L2. Non-causal, only the L2 grouping matters.
 struct TileOrder {
-  int m_blocks, heads;
-  __device__ __forceinline__ void decode(int t, int* m_block, int* head, int* batch) const {
-    *m_block = m_blocks - 1 - t % m_blocks;
-    const int rest = t / m_blocks;
-    *head = rest % heads;
-    *batch = rest / heads;
+  int m_blocks, heads, batch_heads, group;
+  CUTE_HOST_DEVICE void decode(int t, int* m_block, int* head, int* batch) const {
+    const int per_group = group * m_blocks;
+    const int g0 = (t / per_group) * group;  // first batch x head index of t's group
+    const int in_group = t % per_group;
+    const int size = batch_heads - g0 < group ? batch_heads - g0 : group;
+    *m_block = m_blocks - 1 - in_group / size;
+    const int bh = g0 + in_group % size;
+    *head = bh % heads;
+    *batch = bh / heads;
   }
 };
 
@@ -94,11 +102,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   const FwdParams& p = params.p;
   const bool varlen = p.cu_seqlens_q != nullptr;
   const int tidx = threadIdx.x;
-  const TileOrder order{static_cast<int>((p.seqlen_q + kBlockM - 1) / kBlockM), p.heads_q};
-
-  // Non-persistent: grid (query blocks, heads, batch) in TileOrder's order, one tile per CTA. A CTA
-  // whose query block starts past its sequence (varlen, shorter than max_seqlen_q) returns before
-  // any barrier is initialized (all 384 threads alike).
+  // Non-persistent: grid (query blocks, heads, batch), one tile per CTA; query blocks are launched
+  // from the last to the first (longest first under a causal mask, as in TileOrder). A CTA whose
+  // query block starts past its sequence (varlen, shorter than max_seqlen_q) returns before any
+  // barrier is initialized (all 384 threads alike).
   TileWork single{};
   if constexpr (!Tr::kPersistent) {
     single = make_tile_work<kBlockM, kBlockN>(p, gridDim.x - 1 - blockIdx.x, blockIdx.y, blockIdx.z);
@@ -107,7 +114,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // Runs fn(tile) on every tile of this CTA.
   auto for_each_tile = [&](auto&& fn) {
     if constexpr (Tr::kPersistent) {
-      const int num_tiles = order.m_blocks * p.heads_q * p.batch;  // the launcher checked it fits
+      const int m_blocks = static_cast<int>((p.seqlen_q + kBlockM - 1) / kBlockM);
+      const TileOrder order{m_blocks, p.heads_q, p.heads_q * p.batch, params.tile_group};
+      const int num_tiles = m_blocks * p.heads_q * p.batch;  // the launcher checked it fits
       for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
         int m_block, head, batch;
         order.decode(t, &m_block, &head, &batch);

@@ -116,6 +116,7 @@ struct FwdTraits {
     TmaQ tma_q;
     TmaKV tma_k;
     TmaKV tma_v;
+    int tile_group = 1;  // persistent: batch x head indices per TileOrder group
   };
 };
 

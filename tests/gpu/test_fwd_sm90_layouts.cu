@@ -8,12 +8,15 @@
 //   - the O epilogue writes each (row, col) of the tile to smem exactly once at its accumulator's
 //     coordinate, the 16-byte read-back covers a warpgroup's 64 rows exactly once, and the two
 //     warpgroups' O rows never share a smem address;
-//   - V^T is the same smem as V with transposed coordinates.
+//   - V^T is the same smem as V with transposed coordinates;
+//   - the persistent tile order visits every (query block, head, batch) once, and inside a group of
+//     batch x head indices the query blocks never increase (longest first under a causal mask).
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "sm90/fwd_kernel.cuh"
 #include "sm90/fwd_traits.cuh"
 #include "sm90/utils.cuh"
 
@@ -100,6 +103,26 @@ TEST(Sm90FwdLayouts, D96) { check_layouts<FwdTraits<cutlass::half_t, fwd_tile_co
 TEST(Sm90FwdLayouts, D128) { check_layouts<FwdTraits<cutlass::bfloat16_t, fwd_tile_config(128)>>(); }
 TEST(Sm90FwdLayouts, D192) { check_layouts<FwdTraits<cutlass::half_t, fwd_tile_config(192)>>(); }
 TEST(Sm90FwdLayouts, D256) { check_layouts<FwdTraits<cutlass::bfloat16_t, fwd_tile_config(256)>>(); }
+
+TEST(Sm90FwdTileOrder, EveryTileOnceLongestFirstPerGroup) {
+  for (int m_blocks : {1, 3, 64})
+    for (int heads : {1, 6})
+      for (int batch : {1, 5})
+        for (int group : {1, 4, 7, 1000}) {
+          const int bh = heads * batch;
+          const TileOrder order{m_blocks, heads, bh, group < bh ? group : bh};
+          std::vector<int> seen(m_blocks * bh, 0), last_m(bh, m_blocks);
+          for (int t = 0; t < m_blocks * bh; ++t) {
+            int m, h, b;
+            order.decode(t, &m, &h, &b);
+            ASSERT_TRUE(m >= 0 && m < m_blocks && h >= 0 && h < heads && b >= 0 && b < batch);
+            ++seen[(b * heads + h) * m_blocks + m];
+            EXPECT_LT(m, last_m[b * heads + h]) << "query blocks of one head must come last to first";
+            last_m[b * heads + h] = m;
+          }
+          for (int x : seen) ASSERT_EQ(x, 1) << "m_blocks " << m_blocks << " heads " << heads << " batch " << batch;
+        }
+}
 
 }  // namespace
 }  // namespace flashcute::sm90
