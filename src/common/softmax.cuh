@@ -3,8 +3,9 @@
 // fragments. Row statistics are reduced across the `kQuad` lanes that share a row.
 //
 // Scores s arrive either raw (the exp2 multiplier folds in softmax_scale*log2(e)) or already
-// transformed (softcap/ALiBi applied the scale; the multiplier is log2(e)). update() explains how p
-// is evaluated (one FFMA per score, or in the score domain for huge logits).
+// transformed (softcap/ALiBi applied the scale; the multiplier is log2(e)). p = 2^((s - m) * mult):
+// subtracting in the score domain before the multiply keeps p exact for huge logits (s == m gives
+// exactly 1), where the fused s*mult - m*mult would round both products and can overflow.
 
 #include <cute/tensor.hpp>
 
@@ -28,16 +29,6 @@ struct OnlineSoftmax {
   }
 
   // Folds one block of scores in: scores become p (unnormalized), acc_o rows are rescaled.
-  //
-  // Two ways to evaluate p, chosen per block for the whole warp:
-  // - fused (the common case): p = 2^fma(s, mult, -R) with R = fl(m * mult), one FFMA per score.
-  //   Every p of a row and its running sum are relative to 2^R, and finalize's LSE uses the same R,
-  //   so R's rounding cancels; rescales are 2^(fl(m_old * mult) - R_new). Used while every |R| < kFusedLimit,
-  //   where R's rounding (<= 2^-14) cannot overflow p or matter between blocks.
-  // - score domain: p = 2^((s - m) * mult), exact at s == m however large the logits (q = k = v =
-  //   133120 gives |R| ~ 1e11, whose rounding alone would be 2^8192).
-  static constexpr float kFusedLimit = 1024.0f;
-
   template <class Scores, class AccO>
   __device__ __forceinline__ void update(Scores& scores, AccO& acc_o, float mult) {
     using namespace cute;
@@ -45,10 +36,8 @@ struct OnlineSoftmax {
     // New row maxima first. When no row of the whole warp grew its max, every rescale factor is
     // exactly 1 and the pass over acc_o is skipped (warp-uniform branch): after the first key
     // blocks this is the common case, and it removes one multiply per accumulator per block.
-    // A row that has seen only masked keys keeps m = -inf and uses 0 as its reference, so that
-    // p = 2^(-inf - 0) = 0 instead of 2^(-inf + inf) = NaN.
     float m_new[kRows];
-    bool grew = false, fused = true;
+    bool grew = false;
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
       float m = row_max[r];
@@ -56,54 +45,34 @@ struct OnlineSoftmax {
       for (int c = 0; c < size<1>(scores); ++c) m = fmaxf(m, scores(r, c));
       m_new[r] = quad_allreduce_max<kQuad>(m);
       grew |= m_new[r] != row_max[r];
-      fused &= fabsf(reference(m_new[r]) * mult) < kFusedLimit;
     }
-    fused = __all_sync(0xffffffffu, fused);
     if (__any_sync(0xffffffffu, grew)) {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
-        // An old max of -inf (nothing seen yet) must give 0, not 2^(0 - R_new), which overflows
-        // to inf for a very negative R_new and turns the zero accumulators into NaN.
-        const float rescale = fused ? exp2_approx(row_max[r] * mult - reference(m_new[r]) * mult)
-                                    : exp2_approx((row_max[r] - reference(m_new[r])) * mult);
+        // A row that has seen only masked keys keeps m = -inf: use 0 as the reference so that
+        // exp2(-inf - 0) = 0 instead of exp2(-inf + inf) = NaN.
+        const float m_ref = m_new[r] == -INFINITY ? 0.0f : m_new[r];
+        const float rescale = exp2_approx((row_max[r] - m_ref) * mult);
         row_sum[r] *= rescale;
         CUTE_UNROLL
         for (int c = 0; c < size<1>(acc_o); ++c) acc_o(r, c) *= rescale;
       }
     }
-    if (fused) {
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      const float m = m_new[r];
+      const float m_ref = m == -INFINITY ? 0.0f : m;
+      row_max[r] = m;
+      float sum = 0.0f;
       CUTE_UNROLL
-      for (int r = 0; r < kRows; ++r) {
-        row_max[r] = m_new[r];
-        const float neg_ref = -(reference(m_new[r]) * mult);
-        float sum = 0.0f;
-        CUTE_UNROLL
-        for (int c = 0; c < size<1>(scores); ++c) {
-          const float p = exp2_approx(fmaf(scores(r, c), mult, neg_ref));
-          scores(r, c) = p;
-          sum += p;
-        }
-        row_sum[r] += sum;
+      for (int c = 0; c < size<1>(scores); ++c) {
+        const float p = exp2_approx((scores(r, c) - m_ref) * mult);
+        scores(r, c) = p;
+        sum += p;
       }
-    } else {
-      CUTE_UNROLL
-      for (int r = 0; r < kRows; ++r) {
-        row_max[r] = m_new[r];
-        const float m_ref = reference(m_new[r]);
-        float sum = 0.0f;
-        CUTE_UNROLL
-        for (int c = 0; c < size<1>(scores); ++c) {
-          const float p = exp2_approx((scores(r, c) - m_ref) * mult);
-          scores(r, c) = p;
-          sum += p;
-        }
-        row_sum[r] += sum;
-      }
+      row_sum[r] += sum;
     }
   }
-
-  // The score each row's p is taken relative to: its max, or 0 while it has seen no visible key.
-  static __device__ __forceinline__ float reference(float m) { return m == -INFINITY ? 0.0f : m; }
 
   // Normalizes acc_o rows and returns each row's natural-log LSE in lse[r]. Rows that saw no key
   // (sum 0) give exactly 0 and -inf; a NaN sum propagates.

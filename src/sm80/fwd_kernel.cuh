@@ -7,6 +7,8 @@
 
 #include <cute/tensor.hpp>
 
+#include <type_traits>
+
 #include "common/fwd_params.h"
 #include "common/mask.h"
 #include "common/softmax.cuh"
@@ -154,8 +156,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // and [n_block_min, unmasked_lo) masked, each a loop of its own: a per-block branch inside one
   // loop was if-converted by ptxas into ~100 predicated-off compares and selects issued in every
   // block, masked or not. always_inline: with two call sites nvcc outlined the masked step (d 192).
+  // mask_tag: std::true_type / std::false_type, or a bool decided per block at run time.
   auto step = [&](const int n_block, auto mask_tag) __attribute__((always_inline)) {
-    constexpr bool kMask = decltype(mask_tag)::value;
     const int n0 = n_block * kBlockN;
     // The ldmatrix source partitions are rebuilt each step from a base address the compiler
     // cannot see through: otherwise ptxas hoists one swizzled address per ldmatrix (~50-70 of
@@ -182,7 +184,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     gemm_ss(mma, acc_s, tSrQ, tSrK, tSsQ, tSsK, s2r_copy_q, s2r_copy_k, s2r_thr_q, s2r_thr_k);
 
     Tensor scores = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));  // (rows, cols)
-    if constexpr (kTransform || kMask) score_epilogue<kTransform, kMask>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+    if constexpr (std::is_same_v<decltype(mask_tag), bool>) {
+      if (mask_tag) score_epilogue<kTransform, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+      else score_epilogue<kTransform, false>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+    } else if constexpr (kTransform || decltype(mask_tag)::value) {
+      score_epilogue<kTransform, decltype(mask_tag)::value>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+    }
 
     cp_async_wait<0>();
     // RAW: V[n] landed. WAR: every warp finished reading K[n] in Q K^T before K[n-1] overwrites it.
@@ -213,9 +220,16 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     unmasked_lo = unmasked_lo > n_block_min ? unmasked_lo : n_block_min;
     unmasked_hi = unmasked_hi < n_block_max ? unmasked_hi : n_block_max;
     if (unmasked_lo >= unmasked_hi) unmasked_lo = unmasked_hi = n_block_min;
-    for (; n_block >= unmasked_hi; --n_block) step(n_block, cute::true_type{});
-    for (; n_block >= unmasked_lo; --n_block) step(n_block, cute::false_type{});
-    for (; n_block >= n_block_min; --n_block) step(n_block, cute::true_type{});
+    if constexpr (kTransform) {
+      // The softcap/ALiBi kernel transforms every block anyway; three copies of its larger step
+      // spilled at d 192 (sm_80), so it keeps one loop and decides the mask per block.
+      for (; n_block >= n_block_min; --n_block)
+        step(n_block, n_block >= unmasked_hi || n_block < unmasked_lo);
+    } else {
+      for (; n_block >= unmasked_hi; --n_block) step(n_block, cute::true_type{});
+      for (; n_block >= unmasked_lo; --n_block) step(n_block, cute::false_type{});
+      for (; n_block >= n_block_min; --n_block) step(n_block, cute::true_type{});
+    }
   }
 
   // --- epilogue: normalize, LSE, O through smem, 128-bit stores ---------------------------------

@@ -30,42 +30,54 @@ struct FwdTileConfig {
   }
 };
 
-// The step-4 features are compile-time switches until they have been measured on the H100 (each
-// defaults to off; e.g. -DCMAKE_CUDA_FLAGS="-DFLASHCUTE_SM90_FWD_OVERLAP=1 -DFLASHCUTE_SM90_FWD_PINGPONG=1
-// -DFLASHCUTE_SM90_FWD_PERSISTENT=1" builds them all in). Once measured, the winners become the rows'
-// literal values and the switches go.
+// Each row's overlap / pingpong / persistent choice is the measured winner (H100, bf16, d 64/128/256,
+// seqlen 512-8k, causal and not; docs/perf-notes.md, "SM90 switches"). The FLASHCUTE_SM90_FWD_*
+// macros force a choice into every row for A/B builds (-DCMAKE_CUDA_FLAGS="-DFLASHCUTE_SM90_FWD_
+// OVERLAP=1 ..."); -1 (the default) keeps the rows' values.
 #ifndef FLASHCUTE_SM90_FWD_OVERLAP
-#define FLASHCUTE_SM90_FWD_OVERLAP 0
+#define FLASHCUTE_SM90_FWD_OVERLAP -1
 #endif
 #ifndef FLASHCUTE_SM90_FWD_PINGPONG
-#define FLASHCUTE_SM90_FWD_PINGPONG 0
+#define FLASHCUTE_SM90_FWD_PINGPONG -1
 #endif
 #ifndef FLASHCUTE_SM90_FWD_PERSISTENT
-#define FLASHCUTE_SM90_FWD_PERSISTENT 0
+#define FLASHCUTE_SM90_FWD_PERSISTENT -1
 #endif
 // One thread per consumer warpgroup frees a K/V stage instead of all 128 (FA3 measured the
-// all-threads release of CUTLASS >= 3.6 as a regression at d 128 causal).
+// all-threads release of CUTLASS >= 3.6 as a regression at d 128 causal). Measured here: 0-2% ahead
+// of the all-threads release with overlap + pingpong at d 64/128/256, so on.
 #ifndef FLASHCUTE_SM90_FWD_WG_RELEASE
-#define FLASHCUTE_SM90_FWD_WG_RELEASE 0
+#define FLASHCUTE_SM90_FWD_WG_RELEASE 1
 #endif
-inline constexpr bool kFwdOverlap = FLASHCUTE_SM90_FWD_OVERLAP != 0;
-inline constexpr bool kFwdPingPong = kFwdOverlap && FLASHCUTE_SM90_FWD_PINGPONG != 0;
-inline constexpr bool kFwdPersistent = FLASHCUTE_SM90_FWD_PERSISTENT != 0;
 inline constexpr bool kFwdWgRelease = FLASHCUTE_SM90_FWD_WG_RELEASE != 0;
 
-// First version (2026-11-22, not yet measured): two consumer warpgroups (128 query rows) everywhere
-// and two pipeline stages. block_n is bounded by the consumer register budget (acc_o is d/2 fp32
-// registers per thread, S is block_n/2, P block_n/4) and by 227 KB of shared memory.
-// ptxas (nvcc 13.0, 2026-11-22) with every switch on: 0 spills for d 64, 96, 128, 192; the d 256
-// softcap/ALiBi kernel spills 16 bytes with the overlapped loop, so d 256 keeps the plain loop.
+constexpr bool measured_or_forced(int forced, bool measured) { return forced < 0 ? measured : forced != 0; }
+constexpr bool overlap_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_OVERLAP, measured); }
+// Ping-pong needs the overlapped loop.
+constexpr bool pingpong_choice(bool overlap, bool measured) {
+  return overlap && measured_or_forced(FLASHCUTE_SM90_FWD_PINGPONG, measured);
+}
+constexpr bool persistent_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_PERSISTENT, measured); }
+
+// Two consumer warpgroups (128 query rows) everywhere and two pipeline stages. block_n is bounded by
+// the consumer register budget (acc_o is d/2 fp32 registers per thread, S is block_n/2, P
+// block_n/4) and by 227 KB of shared memory. Switches, measured (TFLOP/s at 8k non-causal / causal,
+// plain -> chosen): d 64 overlap 383 -> 444 / 360 -> 415 (ping-pong on top was 7-9% slower);
+// d 128 overlap + ping-pong 596 -> 669 / 542 -> 611; d 256 plain (the overlapped loop spills in the
+// softcap/ALiBi kernel; ping-pong needs it). Persistent lost 3-16% on every causal row (d 128
+// causal 8k: 614 -> 518), so it is off. d 96 and d 192 were not measured: d 96 follows d 64's
+// choice, d 192 d 128's.
+// ptxas (nvcc 13.0, 2026-11-22) with every switch on: 0 spills for d 64, 96, 128, 192.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups, overlap, pingpong, persistent
-    {64, 128, 128, 2, 2, kFwdOverlap, kFwdPingPong, kFwdPersistent},   // 80 KB
-    {96, 128, 128, 2, 2, kFwdOverlap, kFwdPingPong, kFwdPersistent},   // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
-    {128, 128, 128, 2, 2, kFwdOverlap, kFwdPingPong, kFwdPersistent},  // 160 KB
-    {192, 128, 96, 2, 2, kFwdOverlap, kFwdPingPong, kFwdPersistent},   // 192 KB; acc_o 96 + S 48 registers
+    {64, 128, 128, 2, 2, overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_choice(false)},  // 80 KB
+    // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
+    {96, 128, 128, 2, 2, overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_choice(false)},
+    {128, 128, 128, 2, 2, overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_choice(false)},  // 160 KB
+    // 192 KB; acc_o 96 + S 48 registers
+    {192, 128, 96, 2, 2, overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_choice(false)},
     // 192 KB; acc_o 128 + S 32 registers (block_n 80, as FA3, needs CUTLASS's extended wgmma N shapes)
-    {256, 128, 64, 2, 2, false, false, kFwdPersistent},
+    {256, 128, 64, 2, 2, false, false, persistent_choice(false)},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
