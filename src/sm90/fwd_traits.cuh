@@ -38,7 +38,7 @@ struct FwdTraits {
   static constexpr bool kOverlap = C.overlap;
   static constexpr bool kPingPong = C.pingpong;
   static constexpr bool kPersistent = C.persistent;
-  static constexpr bool kWgRelease = kFwdWgRelease;  // one empty-barrier arrival per consumer warpgroup
+  static constexpr bool kWgRelease = C.wg_release;  // one empty-barrier arrival per consumer warpgroup
   static_assert(kBlockM == 64 * kConsumerWgs, "each consumer warpgroup owns 64 query rows");
   static_assert(!kPingPong || (kOverlap && kConsumerWgs == 2), "ping-pong needs the overlapped loop and 2 consumer warpgroups");
   static_assert(kHeadDim % 16 == 0 && kBlockN % 16 == 0 && kBlockN <= 256 && kHeadDim <= 256, "bad tile config");

@@ -22,6 +22,8 @@ struct FwdTileConfig {
   // One CTA per SM looping over the tiles (static round-robin in TileOrder: last query blocks first),
   // instead of one CTA per tile: hides launch and prologue costs and the grid's tail.
   bool persistent;
+  // One thread per consumer warpgroup frees a K/V stage instead of all 128.
+  bool wg_release;
 
   constexpr int threads() const { return (consumer_wgs + 1) * 128; }
   // Q tile + `stages` K tiles + `stages` V tiles, 16-bit; O is staged in Q's space at the end.
@@ -45,11 +47,12 @@ struct FwdTileConfig {
 #endif
 // One thread per consumer warpgroup frees a K/V stage instead of all 128 (FA3 measured the
 // all-threads release of CUTLASS >= 3.6 as a regression at d 128 causal). Measured here: 0-2% ahead
-// of the all-threads release with overlap + pingpong at d 64/128/256, so on.
+// of the all-threads release with overlap + pingpong at d 64/128/256, so on, except d 256 (plain loop):
+// there it spilled 4 bytes (nvcc 13.0, sm_90a) for a 0.6% gain.
 #ifndef FLASHCUTE_SM90_FWD_WG_RELEASE
 #define FLASHCUTE_SM90_FWD_WG_RELEASE 1
 #endif
-inline constexpr bool kFwdWgRelease = FLASHCUTE_SM90_FWD_WG_RELEASE != 0;
+constexpr bool wg_release_choice(bool measured) { return measured && FLASHCUTE_SM90_FWD_WG_RELEASE != 0; }
 
 constexpr bool measured_or_forced(int forced, bool measured) { return forced < 0 ? measured : forced != 0; }
 constexpr bool overlap_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_OVERLAP, measured); }
@@ -69,21 +72,28 @@ constexpr bool persistent_choice(bool measured) { return measured_or_forced(FLAS
 // choice, d 192 d 128's.
 // ptxas (nvcc 13.0, 2026-11-22) with every switch on: 0 spills for d 64, 96, 128, 192.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
-    // d, block_m, block_n, stages, consumer warpgroups, overlap, pingpong, persistent
-    {64, 128, 128, 2, 2, overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_choice(false)},  // 80 KB
-    // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
-    {96, 128, 128, 2, 2, overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_choice(false)},
-    {128, 128, 128, 2, 2, overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_choice(false)},  // 160 KB
-    // 192 KB; acc_o 96 + S 48 registers
-    {192, 128, 96, 2, 2, overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_choice(false)},
+    // d, block_m, block_n, stages, consumer warpgroups,
+    //     overlap, pingpong, persistent, wg_release
+    {64, 128, 128, 2, 2,  // 80 KB
+     overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_choice(false),
+     wg_release_choice(true)},
+    {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
+     overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_choice(false),
+     wg_release_choice(true)},
+    {128, 128, 128, 2, 2,  // 160 KB
+     overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_choice(false),
+     wg_release_choice(true)},
+    {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
+     overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_choice(false),
+     wg_release_choice(true)},
     // 192 KB; acc_o 128 + S 32 registers (block_n 80, as FA3, needs CUTLASS's extended wgmma N shapes)
-    {256, 128, 64, 2, 2, false, false, persistent_choice(false)},
+    {256, 128, 64, 2, 2, false, false, persistent_choice(false), wg_release_choice(false)},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
   for (const FwdTileConfig& c : kFwdTileConfigs)
     if (c.head_dim == head_dim) return c;
-  return FwdTileConfig{0, 0, 0, 0, 0, false, false, false};
+  return FwdTileConfig{0, 0, 0, 0, 0, false, false, false, false};
 }
 
 }  // namespace flashcute::sm90
