@@ -3,14 +3,17 @@
 cuDNN backends, same inputs, same process (BENCHMARKING.md grid rows: bf16, d 64 and 128, seqlen 2k and
 8k, causal and not; batch = 16384/seqlen, heads = 2048/d).
 
-Each implementation's backward is timed as torch.autograd.grad on a retained forward graph (CUDA events,
-3 warm-up calls, median of 15); FLOPs = 2.5 x the forward's (halved for causal). bench.py times the
-default mode across the whole grid; this script adds the deterministic column and its ratio.
+Each implementation's backward is timed as torch.autograd.grad on a retained forward graph with bench.py's
+timer and its default settings (CUDA events, warm-up, L2 flushed before each call, median); FLOPs = 2.5 x
+the forward's (halved for causal). bench.py times the default mode across the whole grid; this script adds
+the deterministic column and its ratio.
 
     PYTHONPATH=build/gpu/python python3 bench/bwd_deterministic.py
 """
 
 import json
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -18,23 +21,13 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import flashcute
 
-
-def median_ms(fn, warmup=3, reps=15):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (bench.py beside this file: its Timer and default timing settings)
 
 
 def main():
+    timer = bench.Timer(torch, bench.parse_args([]))
+    median_ms = lambda fn: timer.median_ms(fn)[0]  # noqa: E731
     rows = []
     for d in (64, 128):
         for seqlen in (2048, 8192):
