@@ -19,6 +19,9 @@ same memory, FlexAttention contiguous (batch, heads, seqlen, d) copies. Timing: 
 call, L2 flushed before each (a 256 MB memset, as triton's do_bench), a short GPU sleep first so the CPU
 can run ahead; `--warmup` calls, then reps for about --rep-ms (between --min-reps and --max-reps); the
 median is reported. bwd = torch.autograd.grad on a retained forward graph; fwd+bwd = forward then grad.
+Implementations are timed in --rounds interleaved rounds (each once per round, order rotated) and the
+median of all timed calls is reported: on the H100 here these kernels reach the 700 W power limit and the SM
+clock moves between ~1500 and 1980 MHz, so one-after-the-other timing lets clock drift set the ratios.
 Peak memory: a separate call before the timing; max_memory_allocated during it minus what was allocated
 before it (so q, k, v, dout and, for bwd, the forward's saved tensors are excluded). Spot check: each
 implementation's output (fwd) or dq, dk, dv (bwd, fwd+bwd) against a reference implementation on the same
@@ -81,12 +84,18 @@ def parse_args(argv=None):
                    + " (unavailable ones are dropped with a note; flashcute_sm80 is always run)")
     p.add_argument("--no-flex", action="store_true", help="leave FlexAttention out (compiles per shape)")
     p.add_argument("--flex", action="store_true", help="keep FlexAttention in with --quick")
+    p.add_argument("--flex-warm-procs", type=int, default=8,
+                   help="compile FlexAttention for every case in this many parallel processes before the timing "
+                   "starts (they fill torch's compile caches, which the timed process then hits; 0 = compile in turn)")
+    p.add_argument("--flex-warm-worker", default=None, help=argparse.SUPPRESS)  # "K/N": one warm-up worker
     p.add_argument("--math-max-seqlen", type=int, default=4096, help="MATH (unfused) only up to this seqlen")
     p.add_argument("--warmup", type=int, default=3, help="untimed calls before the timed ones")
     p.add_argument("--rep-ms", type=float, default=100.0, help="aim for this much timed GPU time per measurement")
     p.add_argument("--min-reps", type=int, default=5)
     p.add_argument("--max-reps", type=int, default=30)
     p.add_argument("--no-flush", action="store_true", help="do not flush L2 between timed calls")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds per pass (every implementation "
+                   "once per round, rotated order); the reported time is the median over all rounds' calls")
     p.add_argument("--max-seconds", type=float, default=420.0,
                    help="stop starting measurements after this many seconds and write what was measured (0 = none)")
     p.add_argument("--out", default=None, help="directory for results.json, results.md and the plots")
@@ -180,9 +189,10 @@ def environment(torch, flashcute, args, argv):
         "clock_sm_before": clocks.pop("clock_sm", None),
         **clocks,
         "argv": " ".join(argv),
-        "method": (f"CUDA events per call, median; {args.warmup} warm-up calls, ~{args.rep_ms:g} ms of reps "
-                   f"({args.min_reps}-{args.max_reps}); L2 flush {'off' if args.no_flush else 'on'}; peak memory "
-                   "above the inputs in a separate call"),
+        "method": (f"CUDA events per call, median over {args.rounds} interleaved rounds (every implementation once "
+                   f"per round, order rotated); per round {args.warmup if args.rounds <= 1 else '1 (first round: ' + str(args.warmup) + ')'} "
+                   f"warm-up calls and ~{args.rep_ms / max(1, args.rounds):g} ms of reps ({args.min_reps}-{args.max_reps}); "
+                   f"L2 flush {'off' if args.no_flush else 'on'}; peak memory above the inputs in a separate call"),
     }
     try:
         meta["git"] = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -357,17 +367,19 @@ class Timer:
         self.torch, self.args = torch, args
         self.flush_buf = None if args.no_flush else torch.empty(256 << 20, dtype=torch.int8, device="cuda")
 
-    def median_ms(self, fn):
-        """(median ms, reps) of fn over CUDA-event-timed calls after warm-up."""
+    def times_ms(self, fn, rep_ms=None, warmup=None):
+        """CUDA-event times (ms) of timed calls of fn after `warmup` untimed ones; about rep_ms of GPU time."""
         torch, a = self.torch, self.args
+        rep_ms = a.rep_ms if rep_ms is None else rep_ms
+        warmup = a.warmup if warmup is None else warmup
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(max(1, a.warmup)):
+        for _ in range(max(1, warmup)):
             fn()
         end.record()
         torch.cuda.synchronize()
-        est = max(start.elapsed_time(end) / max(1, a.warmup), 1e-3)
-        n = max(a.min_reps, min(a.max_reps, int(a.rep_ms / est)))
+        est = max(start.elapsed_time(end) / max(1, warmup), 1e-3)
+        n = max(a.min_reps, min(a.max_reps, int(rep_ms / est)))
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         if hasattr(torch.cuda, "_sleep"):
@@ -379,22 +391,29 @@ class Timer:
             fn()
             ends[i].record()
         torch.cuda.synchronize()
-        return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)), n
+        return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+    def median_ms(self, fn):
+        """(median ms, reps) of fn over CUDA-event-timed calls after warm-up."""
+        t = self.times_ms(fn)
+        return statistics.median(t), len(t)
 
 
-def run_pass(torch, prep, pass_name, timer):
-    """(ms, reps, peak_mem_bytes, tensors for the spot check) of one pass of one prepared implementation."""
+def first_call(torch, prep, pass_name):
+    """(the function to time, peak_mem_bytes, tensors for the spot check) of one pass of one prepared
+    implementation: one untimed call measures the memory and gives the outputs to compare."""
     grad = torch.autograd.grad
     torch.cuda.synchronize()
     if pass_name == "fwd":
-        with torch.no_grad():
-            torch.cuda.reset_peak_memory_stats()
-            before = torch.cuda.memory_allocated()
-            out = prep.call()
-            torch.cuda.synchronize()
-            peak = torch.cuda.max_memory_allocated() - before
-            ms, reps = timer.median_ms(prep.call)
-        return ms, reps, peak, [prep.out_bshd(out)]
+        def call():
+            with torch.no_grad():
+                return prep.call()
+
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        out = call()
+        torch.cuda.synchronize()
+        return call, torch.cuda.max_memory_allocated() - before, [prep.out_bshd(out)]
     if pass_name == "fwd+bwd":
         def step():
             o = prep.call()
@@ -405,8 +424,7 @@ def run_pass(torch, prep, pass_name, timer):
         out, grads = step()
         torch.cuda.synchronize()
         peak = torch.cuda.max_memory_allocated() - before
-        ms, reps = timer.median_ms(step)
-        return ms, reps, peak, [prep.out_bshd(out.detach())] + [prep.grad_bshd(g) for g in grads]
+        return step, peak, [prep.out_bshd(out.detach())] + [prep.grad_bshd(g) for g in grads]
     # bwd: one forward whose graph is kept, then the backward alone, timed
     out = prep.call()
     torch.cuda.synchronize()
@@ -415,8 +433,31 @@ def run_pass(torch, prep, pass_name, timer):
     grads = grad(out, prep.leaves, prep.dout, retain_graph=True)
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() - before
-    ms, reps = timer.median_ms(lambda: grad(out, prep.leaves, prep.dout, retain_graph=True))
-    return ms, reps, peak, [prep.out_bshd(out.detach())] + [prep.grad_bshd(g) for g in grads]
+    return (lambda: grad(out, prep.leaves, prep.dout, retain_graph=True), peak,
+            [prep.out_bshd(out.detach())] + [prep.grad_bshd(g) for g in grads])
+
+
+def run_pass(torch, prep, pass_name, timer):
+    """(ms, reps, peak_mem_bytes, tensors for the spot check) of one pass of one implementation, timed alone."""
+    fn, peak, tensors = first_call(torch, prep, pass_name)
+    ms, reps = timer.median_ms(fn)
+    return ms, reps, peak, tensors
+
+
+def interleaved_times(timer, fns, rounds, ctx):
+    """{name: [[ms per timed call] per round]} over `rounds` rounds; each round times every implementation once, in an
+    order rotated by one per round, with 1/rounds of the rep budget. The H100 here runs at its 700 W power
+    limit on these kernels and its SM clock moves (1500-1980 MHz seen within one case), so timing one
+    implementation after the other lets the clock drift decide ratios; interleaving spreads it evenly."""
+    names = list(fns)
+    out = {n: [] for n in names}
+    for r in range(max(1, rounds)):
+        order = names[r % len(names):] + names[:r % len(names)] if names else []
+        for n in order:
+            with ctx(n):
+                out[n].append(timer.times_ms(fns[n], rep_ms=timer.args.rep_ms / max(1, rounds),
+                                             warmup=timer.args.warmup if r == 0 else 1))
+    return out
 
 
 TOL = {("fwd", "bf16"): 2e-2, ("fwd", "fp16"): 5e-3, ("grad", "bf16"): 4e-2, ("grad", "fp16"): 1e-2}
@@ -483,21 +524,24 @@ class Progress:
 
 
 def measure_case(torch, impls, timer, case, passes, args, deadline, progress):
-    """Records of every implementation x pass on one case (same inputs for all)."""
+    """Records of every implementation x pass on one case (same inputs for all). Per pass: one untimed
+    call of each implementation (peak memory, spot check), then the timing in interleaved rounds."""
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[case["dtype"]]
     torch.manual_seed(0)
     shape = (case["batch"], case["seqlen"], case["heads"], case["d"])
     q, k, v = (torch.randn(shape, device="cuda", dtype=dt, requires_grad=True) for _ in range(3))
     dout = torch.randn(shape, device="cuda", dtype=dt)
-    records, refs = [], {}
+    records = []
     stopped = False
-    for name in reference_order(impls.names):
-        for p in passes:
+    for p in passes:
+        if deadline and time.time() > deadline:
+            stopped = True
+            break
+        ref, fns, recs = None, {}, {}
+        for name in reference_order(impls.names):
             rec = dict(case, impl=name, **{"pass": p}, flops=grid.pass_flops(case, p), status="ok", ms=None,
-                       tflops=None, reps=None, peak_mem_bytes=None, spot=None, error=None)
-            if deadline and time.time() > deadline:
-                stopped = True
-                break
+                       tflops=None, reps=None, round_ms=None, peak_mem_bytes=None, spot=None, error=None)
+            recs[name] = rec
             if name == "sdpa_math" and case["seqlen"] > args.math_max_seqlen:
                 rec.update(status="skipped", error=f"seqlen > --math-max-seqlen {args.math_max_seqlen}")
             elif name == "flashcute_sm90" and not impls.sm90_forward_runs(dt, case["d"])[0]:
@@ -506,22 +550,40 @@ def measure_case(torch, impls, timer, case, passes, args, deadline, progress):
                 try:
                     with impls.context(name, p):
                         prep = impls.prepare(name, q, k, v, dout, case["causal"])
-                        ms, reps, peak, tensors = run_pass(torch, prep, p, timer)
-                    rec.update(ms=ms, reps=reps, tflops=grid.tflops(rec["flops"], ms), peak_mem_bytes=peak)
-                    if p not in refs:
-                        refs[p] = (name, tensors)
+                        fn, peak, tensors = first_call(torch, prep, p)
+                    rec["peak_mem_bytes"] = peak
+                    if ref is None:
+                        ref = (name, tensors)
                     else:
-                        rec["spot"] = spot_check(torch, tensors, refs[p][1], refs[p][0], case["dtype"], p, name)
+                        rec["spot"] = spot_check(torch, tensors, ref[1], ref[0], case["dtype"], p, name)
+                    fns[name] = fn
                     del prep, tensors
                 except Exception as exc:  # a refusal or failure of one implementation is a record, not the end
                     rec.update(status=classify(exc), error=short(exc))
                     if rec["status"] == "oom":
                         torch.cuda.empty_cache()
-            records.append(rec)
-            progress.step()
-        if stopped:
-            break
-    del refs, q, k, v, dout
+        del ref
+        try:
+            times = interleaved_times(timer, fns, args.rounds, lambda n: impls.context(n, p))
+        except Exception as exc:  # e.g. out of memory with every implementation's graph alive: time one by one
+            log(f"interleaved timing failed ({short(exc)}); timing one implementation at a time")
+            torch.cuda.empty_cache()
+            times = {}
+            for name, fn in fns.items():
+                try:
+                    with impls.context(name, p):
+                        times[name] = [timer.times_ms(fn)]
+                except Exception as exc2:
+                    recs[name].update(status=classify(exc2), error=short(exc2))
+        for name, per_round in times.items():
+            t = [x for r in per_round for x in r]
+            recs[name].update(ms=statistics.median(t), reps=len(t),
+                              round_ms=[round(statistics.median(r), 4) for r in per_round])
+            recs[name]["tflops"] = grid.tflops(recs[name]["flops"], recs[name]["ms"])
+        del fns, times
+        records += recs.values()
+        progress.step(len(recs))
+    del q, k, v, dout
     torch.cuda.empty_cache()
     flag_outliers(records)
     return records, stopped
@@ -574,6 +636,36 @@ def write_outputs(doc, out, fa3_path, plots):
     print(md)
 
 
+def flex_warm_worker(torch, impls, cases, passes, spec):
+    """Warm-up worker K of N: the first call of FlexAttention on cases K, K+N, ... for every pass, through the
+    same code path as the timed run (same compile options, shapes and grad modes), so the compiled graphs
+    and kernels land in torch's on-disk caches. Nothing is timed or written."""
+    k, n = (int(x) for x in spec.split("/"))
+    for case in cases[k::n]:
+        dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[case["dtype"]]
+        shape = (case["batch"], case["seqlen"], case["heads"], case["d"])
+        q, k_, v = (torch.randn(shape, device="cuda", dtype=dt, requires_grad=True) for _ in range(3))
+        dout = torch.randn(shape, device="cuda", dtype=dt)
+        for p in passes:
+            try:
+                first_call(torch, impls.prepare("flex", q, k_, v, dout, case["causal"]), p)
+            except Exception as exc:  # the timed run records it
+                log(f"flex warm-up, {case['dtype']} d{case['d']} s{case['seqlen']} {p}: {short(exc)}")
+        del q, k_, v, dout
+        torch.cuda.empty_cache()
+    return 0
+
+
+def warm_flex(argv, procs):
+    """Runs `procs` warm-up workers (this script with --flex-warm-worker K/N) and waits for them."""
+    t0 = time.time()
+    env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS=str(max(1, (os.cpu_count() or 2) // procs)))
+    workers = [subprocess.Popen([sys.executable, os.path.abspath(__file__), *argv, "--flex-warm-worker",
+                                 f"{k}/{procs}"], env=env) for k in range(procs)]
+    rcs = [w.wait() for w in workers]
+    log(f"FlexAttention compiled in {procs} warm-up processes in {time.time() - t0:.0f} s (exit codes {rcs})")
+
+
 def main(argv=None):
     faulthandler.enable()
     os.environ.setdefault("FLASHCUTE_NATIVE_BACKTRACE", "1")
@@ -622,6 +714,8 @@ def main(argv=None):
         fail("no CUDA device")
 
     impls = Impls(torch, flashcute, args.impls, args.no_flex)
+    if args.flex_warm_worker:
+        return flex_warm_worker(torch, impls, cases, args.pass_list, args.flex_warm_worker)
     for n in impls.notes:
         log(n)
     meta = environment(torch, flashcute, args, argv)
@@ -633,6 +727,8 @@ def main(argv=None):
     log(f"{len(cases)} cases x {len(args.pass_list)} passes x {len(impls.names)} implementations; expected about "
         f"{est / 60:.1f} min" + (f" (stops at --max-seconds {args.max_seconds:g})" if args.max_seconds else ""))
 
+    if "flex" in impls.names and args.flex_warm_procs > 1:
+        warm_flex(argv, args.flex_warm_procs)
     timer = Timer(torch, args)
     deadline = T0 + args.max_seconds if args.max_seconds else None
     progress = Progress(len(cases) * len(args.pass_list) * len(impls.names))
@@ -667,7 +763,7 @@ def main(argv=None):
 
 def estimate(cases, args, impls):
     return grid.estimate_seconds(cases, args.pass_list, impls, args.warmup, args.rep_ms, args.min_reps, args.max_reps,
-                                 args.math_max_seqlen)
+                                 args.math_max_seqlen, args.rounds)
 
 
 if __name__ == "__main__":

@@ -104,13 +104,16 @@ _FIRST_CALL_S = {("sdpa_cudnn", "fwd"): 0.3, ("sdpa_cudnn", "bwd"): 0.3, ("sdpa_
 _OVERHEAD_S = 0.05  # Python, events, synchronizations per measurement
 
 
-def calls_per_measurement(ms, warmup, rep_ms, min_reps, max_reps):
-    """Calls one measurement makes: 1 memory/spot-check call, `warmup`, then the timed reps."""
-    reps = max(min_reps, min(max_reps, int(rep_ms / max(ms, 1e-3))))
-    return 1 + warmup + reps
+def calls_per_measurement(ms, warmup, rep_ms, min_reps, max_reps, rounds=3):
+    """Calls one measurement makes: 1 memory/spot-check call, then `rounds` interleaved rounds of timed reps
+    (rep_ms / rounds each), after `warmup` calls in the first round and 1 in each later one."""
+    rounds = max(1, rounds)
+    reps = max(min_reps, min(max_reps, int(rep_ms / rounds / max(ms, 1e-3))))
+    return 1 + warmup + (rounds - 1) + rounds * reps
 
 
-def estimate_seconds(cases, passes, impls, warmup=3, rep_ms=100.0, min_reps=5, max_reps=30, math_max_seqlen=4096):
+def estimate_seconds(cases, passes, impls, warmup=3, rep_ms=100.0, min_reps=5, max_reps=30, math_max_seqlen=4096,
+                     rounds=3):
     """Expected wall time of the run in seconds (GPU work + first-call costs), and per-pass details."""
     total = 0.0
     for case in cases:
@@ -121,6 +124,6 @@ def estimate_seconds(cases, passes, impls, warmup=3, rep_ms=100.0, min_reps=5, m
                     continue
                 rate = _RATE.get(impl, 200) * (0.8 if p != "fwd" else 1.0) * (0.5 if case["seqlen"] <= 1024 else 1.0)
                 ms = flops / (rate * 1e12) * 1e3
-                n = calls_per_measurement(ms, warmup, rep_ms, min_reps, max_reps)
+                n = calls_per_measurement(ms, warmup, rep_ms, min_reps, max_reps, rounds)
                 total += n * ms * 1e-3 + _OVERHEAD_S + _FIRST_CALL_S.get((impl, p), 0.0)
     return total + 20.0 + 0.5 * len(cases)  # torch import + CUDA init; inputs per case

@@ -1,7 +1,8 @@
 """Records -> rows, ratios, Markdown tables and the JSON document of bench.py (no torch).
 
 A record is one implementation x case x pass:
-    {impl, dtype, d, causal, seqlen, batch, heads, pass, flops, status, ms, tflops, reps,
+    {impl, dtype, d, causal, seqlen, batch, heads, pass, flops, status, ms, tflops, reps, round_ms (median of
+     each interleaved round),
      peak_mem_bytes, spot: {ref, max_abs_diff, rel_diff, tol, flag} | None, error}
 status: "ok", "error", "oom", "unsupported" (the implementation refuses the case), "skipped" (capped,
 e.g. MATH past --math-max-seqlen) or "not run" (--max-seconds reached).

@@ -76,6 +76,15 @@ def test_estimate_grows_with_work_and_quick_is_short():
     assert grid.estimate_seconds(full, grid.PASSES, impls + ["flex"]) > grid.estimate_seconds(full, grid.PASSES, impls)
 
 
+def test_rounds_split_the_rep_budget():
+    # 1 ms calls, 100 ms budget: one round of 100 reps (capped at max_reps) vs 3 rounds of 33; the extra rounds
+    # add one warm-up call each.
+    assert grid.calls_per_measurement(1.0, 3, 100.0, 5, 1000, rounds=1) == 1 + 3 + 100
+    assert grid.calls_per_measurement(1.0, 3, 100.0, 5, 1000, rounds=3) == 1 + 3 + 2 + 3 * 33
+    # min_reps holds per round
+    assert grid.calls_per_measurement(50.0, 3, 100.0, 5, 30, rounds=3) == 1 + 3 + 2 + 3 * 5
+
+
 # ---- records, rows, ratios --------------------------------------------------------------------------------
 def record(impl, tflops, pass_="fwd", d=128, causal=False, seqlen=8192, dtype="bf16", status="ok", spot=None, mem=1 << 20):
     batch, heads = grid.shape_for(seqlen, d)
