@@ -1,9 +1,10 @@
 #pragma once
 // SM80 forward (FlashAttention-2 class): one CTA per (query block, head, batch). Q stays in smem;
-// K and V blocks stream through smem with cp.async, each load issued one stage ahead (V[n] flies
-// during S = Q K[n]^T, K[n-1] during the softmax and O += P V[n]); both products run on mma.sync
-// m16n8k16 with fp32 accumulation; P never leaves registers; O is staged through smem and written
-// with 128-bit stores; LSE is written per row.
+// K and V blocks stream through smem with cp.async, each load issued one stage ahead: with one K/V
+// buffer V[n] flies during S = Q K[n]^T and K[n-1] during the softmax and O += P V[n] (two barriers
+// per block); with two (kv_stages) K[n-1] and V[n-1] fly during all of block n (one barrier). Both
+// products run on mma.sync m16n8k16 with fp32 accumulation; P never leaves registers; O is staged
+// through smem and written with 128-bit stores; LSE is written per row.
 
 #include <cute/tensor.hpp>
 
@@ -62,8 +63,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   constexpr int kBlockM = Tr::kBlockM;
   constexpr int kBlockN = Tr::kBlockN;
   constexpr int kHeadDim = Tr::kHeadDim;
+  constexpr int kKvStages = Tr::kKvStages;
 
-  const int m_block = blockIdx.x;
+  // reverse_m: query blocks launch last first; under a causal mask they see the most keys, so the
+  // longest CTAs start in the first wave and the short ones fill the tail.
+  const int m_block = Tr::kReverseM ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const int head = blockIdx.y;
   const int batch = blockIdx.z;
   const int tidx = threadIdx.x;
@@ -166,8 +170,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
     asm volatile("" : "+r"(smem_base));
     Element* smem_step = reinterpret_cast<Element*>(__cvta_shared_to_generic(smem_base));
-    Tensor sQ_step = make_tensor(make_smem_ptr(smem_step), typename Tr::SmemLayoutQ{});          // (BM, D)
-    Tensor sK_step = make_tensor(sQ_step.data() + size(sQ_step), typename Tr::SmemLayoutKV{});  // (BN, D)
+    // Two K/V stages: blocks alternate buffers, the first one (n_block_max - 1) in buffer 0.
+    const int buf = kKvStages == 2 ? (n_block_max - 1 - n_block) & 1 : 0;
+    Tensor sQ_step = make_tensor(make_smem_ptr(smem_step), typename Tr::SmemLayoutQ{});  // (BM, D)
+    Tensor sK_step = make_tensor(sQ_step.data() + size(sQ_step) + buf * 2 * size(sK), typename Tr::SmemLayoutKV{});
     Tensor sVt_step = make_tensor(sK_step.data() + size(sK_step), typename Tr::SmemLayoutVt{});  // (D, BN)
     Tensor tSsQ = s2r_thr_q.partition_S(sQ_step);
     Tensor tSsK = s2r_thr_k.partition_S(sK_step);
@@ -175,11 +181,26 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     Tensor acc_s = partition_fragment_C(mma, Shape<Int<kBlockM>, Int<kBlockN>>{});  // (MMA, MMA_M, MMA_N)
     clear(acc_s);
     cp_async_wait<0>();
-    // RAW: K[n] (and Q) landed for every warp. WAR: every warp finished reading V[n+1] in the
-    // previous step's P V before V[n] overwrites it.
-    __syncthreads();
-    copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n0, p.head_dim_v);
-    cp_async_fence();
+    if constexpr (kKvStages == 2) {
+      // RAW: K[n] and V[n] (and Q) landed for every warp. WAR: every warp finished the previous step,
+      // the last reader of the other buffer, before K[n-1] and V[n-1] overwrite it; they have this
+      // whole step to land.
+      __syncthreads();
+      if (n_block > n_block_min) {
+        const int next = (buf ^ 1) * 2 * size(sK);
+        copy_zfill(gmem_copy, tKgK(_, _, _, n_block - 1), g2s.partition_D(make_tensor(sK.data() + next, sK.layout())),
+                   tKcK, len_k - n0 + kBlockN, p.head_dim);
+        copy_zfill(gmem_copy, tVgV(_, _, _, n_block - 1), g2s.partition_D(make_tensor(sV.data() + next, sV.layout())),
+                   tKcK, len_k - n0 + kBlockN, p.head_dim_v);
+        cp_async_fence();
+      }
+    } else {
+      // RAW: K[n] (and Q) landed for every warp. WAR: every warp finished reading V[n+1] in the
+      // previous step's P V before V[n] overwrites it.
+      __syncthreads();
+      copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n0, p.head_dim_v);
+      cp_async_fence();
+    }
 
     gemm_ss(mma, acc_s, tSrQ, tSrK, tSsQ, tSsK, s2r_copy_q, s2r_copy_k, s2r_thr_q, s2r_thr_k);
 
@@ -191,12 +212,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       score_epilogue<kTransform, decltype(mask_tag)::value>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
     }
 
-    cp_async_wait<0>();
-    // RAW: V[n] landed. WAR: every warp finished reading K[n] in Q K^T before K[n-1] overwrites it.
-    __syncthreads();
-    if (n_block > n_block_min) {
-      copy_zfill(gmem_copy, tKgK(_, _, _, n_block - 1), tKsK, tKcK, len_k - n0 + kBlockN, p.head_dim);
-      cp_async_fence();
+    if constexpr (kKvStages == 1) {
+      cp_async_wait<0>();
+      // RAW: V[n] landed. WAR: every warp finished reading K[n] in Q K^T before K[n-1] overwrites it.
+      __syncthreads();
+      if (n_block > n_block_min) {
+        copy_zfill(gmem_copy, tKgK(_, _, _, n_block - 1), tKsK, tKcK, len_k - n0 + kBlockN, p.head_dim);
+        cp_async_fence();
+      }
     }
 
     Tensor acc_o_rc = make_tensor(acc_o.data(), rowcol_layout(acc_o.layout()));
@@ -211,6 +234,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     copy_zfill(gmem_copy, tQgQ, tQsQ, tQcQ, len_q - m0, p.head_dim);
     int n_block = n_block_max - 1;
     copy_zfill(gmem_copy, tKgK(_, _, _, n_block), tKsK, tKcK, len_k - n_block * kBlockN, p.head_dim);
+    if constexpr (kKvStages == 2)
+      copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n_block * kBlockN, p.head_dim_v);
     cp_async_fence();
 
     // A block needs no mask when every row of the query block sees all of it: n0 >= last_begin

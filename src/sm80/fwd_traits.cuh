@@ -17,7 +17,10 @@ struct FwdTraits {
   static constexpr int kBlockN = C.block_n;
   static constexpr int kWarps = C.warps;
   static constexpr int kThreads = C.threads();
-  static_assert(kHeadDim % 32 == 0 && kBlockM % (16 * kWarps) == 0 && kBlockN % 16 == 0, "bad tile config");
+  static constexpr int kKvStages = C.kv_stages;
+  static constexpr bool kReverseM = C.reverse_m;
+  static_assert(kHeadDim % 32 == 0 && kBlockM % (16 * kWarps) == 0 && kBlockN % 16 == 0 &&
+                    (kKvStages == 1 || kKvStages == 2), "bad tile config");
 
   using MmaAtom = std::conditional_t<std::is_same_v<Element, cutlass::half_t>, cute::SM80_16x8x16_F32F16F16F32_TN,
                                      cute::SM80_16x8x16_F32BF16BF16F32_TN>;
@@ -59,7 +62,7 @@ struct FwdTraits {
 
   static constexpr int kSmemQ = cute::cosize_v<SmemLayoutQ>;
   static constexpr int kSmemKV = cute::cosize_v<SmemLayoutKV>;
-  static constexpr int64_t kSmemBytes = (kSmemQ + 2 * kSmemKV) * sizeof(Element);
+  static constexpr int64_t kSmemBytes = (kSmemQ + 2 * kKvStages * kSmemKV) * sizeof(Element);
   static_assert(kSmemBytes == C.smem_bytes(), "tile_config.h's smem formula disagrees with the layouts");
 };
 
