@@ -272,3 +272,16 @@ def test_outlier_flag():
             (("sdpa_cudnn", 1e-3), ("sdpa_efficient", 1.2e-3), ("flashcute_sm80", 1.5e-2), ("flex", 1e-3))]
     bench.flag_outliers(recs)
     assert recs[2]["spot"]["flag"].startswith("outlier") and not recs[0]["spot"]["flag"]
+
+
+def test_sm90_targets_rule():
+    import sm90_targets as t
+
+    assert t.target(512, 0.8) == 1.0 and t.target(1024, 1.1) == 1.1
+    assert abs(t.target(2048, 0.9) - 1.05) < 1e-12 and abs(t.target(8192, 1.2) - 1.26) < 1e-12
+    recs = [record("flashcute_sm90", 700.0), record("sdpa_cudnn", 600.0), record("flashcute_sm90", 500.0, seqlen=512),
+            record("sdpa_cudnn", 600.0, seqlen=512)]
+    fa3 = {(128, False, 8192, "fwd"): {"fa3": 660.0, "cudnn": 600.0}, (128, False, 512, "fwd"): {"fa3": 300.0, "cudnn": 600.0}}
+    got = {r[3]: r for r in t.rows(recs, fa3)}
+    assert got[8192][-1] is True and abs(got[8192][8] - 1.155) < 1e-9   # 700/600 = 1.167 >= 1.05 * 1.1
+    assert got[512][-1] is False and got[512][8] == 1.0                  # 500/600 < max(1, 0.5)

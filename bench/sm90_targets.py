@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Issue 7's SM90 forward targets, row by row, from bench.py results (no torch).
+
+Target per row (same run): ours / cuDNN >= 1.05 * max(1, F) for seqlen >= 2k and >= max(1, F) for 512 and 1k,
+with F = FA3 / cuDNN of the same (d, causal, seqlen) in the stored peer JSON (measured on bf16; used for fp16
+too). "ours" is the SM90 forward's TFLOP/s.
+
+    python3 bench/sm90_targets.py RESULTS_JSON [RESULTS_JSON ...] --fa3-json PEERS_JSON > sm90-targets.md
+"""
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_report as report  # noqa: E402
+
+
+def target(seqlen, f):
+    base = max(1.0, f)
+    return base * 1.05 if seqlen >= 2048 else base
+
+
+def rows(records, fa3):
+    """[(dtype, d, causal, seqlen, ours, cudnn, ratio, F, target, met)] of every fwd case with both numbers."""
+    by_case = {}
+    for r in records:
+        if r["pass"] == "fwd" and r["status"] == "ok" and r["impl"] in ("flashcute_sm90", "sdpa_cudnn"):
+            by_case.setdefault((r["dtype"], r["d"], r["causal"], r["seqlen"]), {})[r["impl"]] = r["tflops"]
+    out = []
+    for (dtype, d, causal, seqlen), t in sorted(by_case.items()):
+        stored = fa3.get((d, causal, seqlen, "fwd"))
+        if "flashcute_sm90" not in t or "sdpa_cudnn" not in t or not stored:
+            continue
+        f = stored["fa3"] / stored["cudnn"]
+        ratio = t["flashcute_sm90"] / t["sdpa_cudnn"]
+        goal = target(seqlen, f)
+        out.append((dtype, d, causal, seqlen, t["flashcute_sm90"], t["sdpa_cudnn"], ratio, f, goal, ratio >= goal))
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("results", nargs="+")
+    p.add_argument("--fa3-json", required=True)
+    a = p.parse_args(argv)
+    records, sources = [], []
+    for path in a.results:
+        with open(path) as f:
+            doc = json.load(f)
+        records += doc["records"]
+        sources += [f"{m.get('date')} git {m.get('git')}" for m in doc["meta"]["runs"]]
+    table = rows(records, report.load_fa3(a.fa3_json))
+    met = sum(r[-1] for r in table)
+    print("# SM90 forward against the issue-7 targets\n")
+    print(f"From {len(a.results)} bench.py run(s) ({'; '.join(sources)}). Target: ours / cuDNN >= 1.05 x max(1, F) "
+          "for seqlen >= 2k and >= max(1, F) for 512 and 1k; F = FA3 / cuDNN from the stored peer JSON (bf16 rows, "
+          f"used for fp16 too). {met} of {len(table)} rows met.\n")
+    print("| dtype | d | causal | seqlen | SM90 | cuDNN | ours/cuDNN | F (FA3/cuDNN, stored) | target | met |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for dtype, d, causal, seqlen, ours, cudnn, ratio, f, goal, ok in table:
+        print(f"| {dtype} | {d} | {'yes' if causal else 'no'} | {seqlen} | {ours:.0f} | {cudnn:.0f} | {ratio:.2f} | "
+              f"{f:.2f} | {goal:.2f} | {'yes' if ok else 'no'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
