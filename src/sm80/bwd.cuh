@@ -49,7 +49,8 @@ Status Bwd<K>::run(const BwdParams& p, Stream stream, int64_t max_smem_optin) {
 
   const unsigned n_blocks = blocks(p.seqlen_k, kConfig.block_n);
   if (n_blocks > 0) {
-    auto kernel = bwd_kernel<Traits>;
+    // The plain kernel (no softcap, no ALiBi) carries only the raw forms of P and dS.
+    auto kernel = p.transform_scores ? bwd_kernel<Traits, true> : bwd_kernel<Traits, false>;
     if constexpr (kSmem > 48 * 1024) {
       const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem));
       if (err != cudaSuccess)

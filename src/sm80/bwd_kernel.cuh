@@ -10,17 +10,20 @@
 //   dV += P^T dO, dK += dS^T Q                (registers, the whole loop; transposing ldmatrix)
 //   dQ  = dS K -> fp32 reductions into the workspace (in column slices; deterministic mode: in
 //                 key-block order, one turn counter per query block)
-// S' is the forward's score transform (softcap, then ALiBi); masks are applied only to the blocks a
-// row boundary crosses, with the forward's per-row interval test (mask.h's visible_key_range).
+// S' is the forward's score transform (softcap, then ALiBi); as in the forward, a separate
+// instantiation (kTransform) carries it, so the plain kernel has only the raw forms of P and dS. Masks
+// are applied only to the query blocks a row boundary crosses (decided once per block), with the
+// forward's per-row interval test (mask.h's visible_key_range_i32).
 //
 // Registers are the constraint (dK + dV alone are 64-128 per thread): S/dP and dQ are computed in
-// slices, d 128/256 walk k in rolled loops (bwd_tile_config.h, bwd_gemm), the per-CTA scalars live
-// in shared memory (BwdCtaScalars) and the dQ reductions are explicit .global PTX. With any of these
-// undone, nvcc 13.0 spilled somewhere.
+// slices, the per-CTA scalars live in shared memory (BwdCtaScalars), the dQ reductions are explicit
+// .global PTX, and the plain kernel rebuilds its smem views from an opaque base each step. With any
+// of these undone, nvcc 13.0 spilled somewhere.
 
 #include <cute/tensor.hpp>
 
 #include <cmath>
+#include <type_traits>
 
 #include "common/bwd_params.h"
 #include "common/mask.h"
@@ -45,6 +48,26 @@ __device__ __forceinline__ void bwd_visible_rows(int64_t n0, int64_t n1, int64_t
   if (a < 0) a = 0;
   if (b > len_q) b = len_q;
   if (n1 <= n0 || b < a) b = a;
+  *lo = a;
+  *hi = b;
+}
+
+// The query rows [*lo, *hi) that see every key of [n0, n0 + kBlockN) (empty: *lo == *hi; none when
+// the block runs past len_k), in 32-bit in-sequence indices (validation bounds lengths by 2^29; the
+// window is clamped as visible_key_range_i32 does). Row i sees the whole block iff begin(i) <= n0 and
+// end(i) >= n0 + kBlockN; both ends move right with i, so these rows are one interval, and a query
+// block inside it needs no mask. (end(i) clamped up to begin(i) cannot pass: begin(i) <= n0.)
+template <int kBlockN>
+__device__ __forceinline__ void bwd_unmasked_rows(int n0, int len_q, int len_k, Window w, int* lo, int* hi) {
+  const int64_t limit = int64_t(len_q) + len_k;
+  const int left = static_cast<int>(w.left > limit ? limit : w.left);
+  const int right = static_cast<int>(w.right > limit ? limit : w.right);
+  const int off = len_k - len_q;
+  int a = right >= 0 ? n0 + kBlockN - off - right - 1 : 0;
+  int b = left >= 0 ? n0 - off + left + 1 : len_q;
+  if (a < 0) a = 0;
+  if (b > len_q) b = len_q;
+  if (n0 + kBlockN > len_k || b < a) b = a;
   *lo = a;
   *hi = b;
 }
@@ -87,9 +110,8 @@ enum class BwdScore {
 };
 
 template <BwdScore kScore, bool kMask, class Scores, class DP, class Coords>
-__device__ __forceinline__ void bwd_p_ds(Scores& s, DP& dp, const Coords& coords, const BwdParams& p, int64_t m0,
-                                         int64_t n0, int64_t len_q, int64_t len_k, float slope, const float* s_lse2,
-                                         const float* s_dd) {
+__device__ __forceinline__ void bwd_p_ds(Scores& s, DP& dp, const Coords& coords, const BwdParams& p, int m0, int n0,
+                                         int len_q, int len_k, float slope, const float* s_lse2, const float* s_dd) {
   using namespace cute;
   const float mult = p.score_log2_mult;
   const bool alibi = p.alibi_slopes != nullptr;
@@ -99,19 +121,15 @@ __device__ __forceinline__ void bwd_p_ds(Scores& s, DP& dp, const Coords& coords
   CUTE_UNROLL
   for (int r = 0; r < size<0>(s); ++r) {
     const int row = get<0>(coords(r, 0));
-    const int64_t i = m0 + row;
+    const int i = m0 + row;
     const float lse2 = s_lse2[row];
     const float dd = s_dd[row];
     int lo = 0, hi = 0;  // visible columns [lo, hi), relative to n0 + col0
     if constexpr (kMask) {
-      int64_t begin, end;
-      visible_key_range(i, len_q, len_k, p.window, &begin, &end);
-      // Clamp to [-1, kFar]: enough to decide every column of this block.
-      const int64_t kFar = 1 << 20;
-      begin -= n0 + col0;
-      end -= n0 + col0;
-      lo = static_cast<int>(begin < -1 ? -1 : (begin > kFar ? kFar : begin));
-      hi = static_cast<int>(end < -1 ? -1 : (end > kFar ? kFar : end));
+      // 32-bit: in-sequence indices are below 2^29, so the bounds and the differences below fit.
+      visible_key_range_i32(i, len_q, len_k, p.window, &lo, &hi);
+      lo -= n0 + col0;
+      hi -= n0 + col0;
     }
     // Row i's diagonal key, same origin, as a float: |diag - col| is then one FADD with an abs
     // modifier (exact below 2^24; integer abs made ptxas precompute a predicate per element).
@@ -153,8 +171,10 @@ __device__ __forceinline__ void bwd_p_ds(Scores& s, DP& dp, const Coords& coords
 // the step's slices, then their MMAs. tCrA / tCrB hold kU slices (partitioned from a 16*kU-wide
 // tile), tCsA / tCsB all of them. With kU = all slices this is one fully unrolled product (ptxas
 // schedules it freely, like utils.cuh's gemm_ss); with fewer, the loop over steps stays rolled, which
-// bounds the operand fragments ptxas keeps in flight next to the dK/dV accumulators. The tile config
-// picks kU per head dim (k_step): the rolled form where the unrolled one spilled.
+// bounds the operand fragments ptxas keeps in flight next to the dK/dV accumulators, but recomputes
+// the swizzled addresses every step (d 128: ~40% of the loop's instructions). The tile config picks
+// kU per head dim (k_step): the rolled form only where the unrolled one spills (none since the
+// softcap/ALiBi split).
 template <class TiledMma, class Acc, class FragA, class FragB, class SmemA, class SmemB, class CopyA, class CopyB,
           class ThrCopyA, class ThrCopyB>
 __device__ __forceinline__ void bwd_gemm(const TiledMma& mma, Acc& acc, FragA& tCrA, FragB& tCrB, const SmemA& tCsA,
@@ -189,12 +209,14 @@ struct BwdCtaScalars {
   float* dq_acc;                        // dQ accumulator, same
   int* semaphores;                      // deterministic mode: this (batch, q head)'s turn counters
   int64_t q_row_stride, do_row_stride;  // parked too: their per-thread 64-bit products were spilled
-  int64_t len_q, len_k;
+  int len_q, len_k;  // in-sequence indices are 32-bit (validation bounds lengths by 2^29)
   int64_t k_row0;  // first key row of the sequence (workspace / varlen tensors)
 };
 static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's scalar area is too small");
 
-template <class Tr>
+// kTransform: softcap or ALiBi is on. A separate instantiation keeps the transformed forms of P and
+// dS (and their registers) out of the plain kernel, which then inlines only raw x {masked, unmasked}.
+template <class Tr, bool kTransform>
 __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_constant__ BwdParams p) {
   using namespace cute;
   using Element = typename Tr::Element;
@@ -213,9 +235,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   // First rows of the sequence in the (unpadded) workspace arrays and, for varlen, in the tensors.
   const int64_t q_row0 = varlen ? p.cu_seqlens_q[batch] : int64_t(batch) * p.seqlen_q;
   const int64_t k_row0 = varlen ? p.cu_seqlens_k[batch] : int64_t(batch) * p.seqlen_k;
-  const int64_t len_q = varlen ? p.cu_seqlens_q[batch + 1] - q_row0 : p.seqlen_q;
-  const int64_t len_k = varlen ? p.cu_seqlens_k[batch + 1] - k_row0 : p.seqlen_k;
-  const int64_t n0 = int64_t(n_block) * kBlockN;
+  const int len_q = varlen ? static_cast<int>(p.cu_seqlens_q[batch + 1] - q_row0) : static_cast<int>(p.seqlen_q);
+  const int len_k = varlen ? static_cast<int>(p.cu_seqlens_k[batch + 1] - k_row0) : static_cast<int>(p.seqlen_k);
+  const int n0 = n_block * kBlockN;
   if (n0 >= len_k) return;  // varlen: this sequence is shorter than max_seqlen_k
   const int kv_head = head / p.head_ratio;
 
@@ -264,25 +286,15 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   __syncthreads();  // RAW: the parked scalars are visible to every thread
   Tensor sK = make_tensor(make_smem_ptr(smem_k), typename Tr::SmemLayoutKV{});   // (BN, D)
   Tensor sV = make_tensor(make_smem_ptr(smem_v), typename Tr::SmemLayoutKV{});   // (BN, D)
-  Tensor sKt = make_tensor(make_smem_ptr(smem_k), typename Tr::SmemLayoutKt{});  // (D, BN)
   Tensor sKtNoSwizzle = make_tensor(make_smem_ptr(smem_k), typename Tr::SmemLayoutKtNoSwizzle{});
-  Tensor sP = make_tensor(make_smem_ptr(smem_p), typename Tr::SmemLayoutPdS{});      // (BM, BN)
-  Tensor sdS = make_tensor(make_smem_ptr(smem_ds), typename Tr::SmemLayoutPdS{});    // (BM, BN)
-  Tensor sPt = make_tensor(make_smem_ptr(smem_p), typename Tr::SmemLayoutPdSt{});    // (BN, BM)
-  Tensor sdSt = make_tensor(make_smem_ptr(smem_ds), typename Tr::SmemLayoutPdSt{});  // (BN, BM)
+  Tensor sdS = make_tensor(make_smem_ptr(smem_ds), typename Tr::SmemLayoutPdS{});  // (BM, BN), shapes only
   Tensor sPdStNoSwizzle = make_tensor(make_smem_ptr(smem_p), typename Tr::SmemLayoutPdStNoSwizzle{});
-  // Q / dO of buffer `b`, and their transposed views.
+  // Q / dO of buffer `b` (the loads; the products build their views per step from st_* below).
   const auto sQ_of = [&](int b) {
     return make_tensor(make_smem_ptr(smem_q + b * Tr::kSmemQ), typename Tr::SmemLayoutQ{});
   };
   const auto sdO_of = [&](int b) {
     return make_tensor(make_smem_ptr(smem_do + b * Tr::kSmemQ), typename Tr::SmemLayoutQ{});
-  };
-  const auto sQt_of = [&](int b) {
-    return make_tensor(make_smem_ptr(smem_q + b * Tr::kSmemQ), typename Tr::SmemLayoutQt{});
-  };
-  const auto sdOt_of = [&](int b) {
-    return make_tensor(make_smem_ptr(smem_do + b * Tr::kSmemQ), typename Tr::SmemLayoutQt{});
   };
   Tensor sQtNoSwizzle = make_tensor(make_smem_ptr(smem_q), typename Tr::SmemLayoutQtNoSwizzle{});  // shapes only
 
@@ -299,7 +311,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   // Q, dO, and the rows' LSE (log2 units) and D of query block m_block into buffer b.
   const auto load_q_do = [&](int m_block, int b) {
     const BwdCtaScalars& sc = *scalars;
-    const int64_t m0 = int64_t(m_block) * kBlockM;
+    const int m0 = m_block * kBlockM;
     Tensor gQ = local_tile(make_tensor(make_gmem_ptr(static_cast<const Element*>(sc.q)),
                                        make_shape(sc.len_q, Int<kHeadDim>{}), make_stride(sc.q_row_stride, _1{})),
                            Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));  // (BM, D)
@@ -344,8 +356,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   auto s2r_thr_sdp_a = s2r_sdp_a.get_thread_slice(tidx);
   auto s2r_sdp_b = make_tiled_copy_B(typename Tr::SmemCopyAtom{}, mma_sdp);
   auto s2r_thr_sdp_b = s2r_sdp_b.get_thread_slice(tidx);
-  Tensor tSsK = s2r_thr_sdp_b.partition_S(sK);
-  Tensor tdPsV = s2r_thr_sdp_b.partition_S(sV);
   Tensor tScS = thr_sdp.partition_C(make_identity_tensor(SlicePdS{}));      // (MMA, MMA_M, MMA_N)
   Tensor tScS_rc = make_tensor(tScS.data(), rowcol_layout(tScS.layout()));  // (rows, cols) -> (row, col) in the slice
   // P and dS registers -> smem.
@@ -365,8 +375,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   auto s2r_thr_dkv_a = s2r_dkv_a.get_thread_slice(tidx);
   auto s2r_dkv_b = make_tiled_copy_B(typename Tr::SmemCopyAtomT{}, mma_dkv);
   auto s2r_thr_dkv_b = s2r_dkv_b.get_thread_slice(tidx);
-  Tensor tdVsPt = s2r_thr_dkv_a.partition_S(sPt);
-  Tensor tdKsdSt = s2r_thr_dkv_a.partition_S(sdSt);
   Tensor acc_dk = partition_fragment_C(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});  // (MMA, MMA_N, MMA_D)
   Tensor acc_dv = partition_fragment_C(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});
   clear(acc_dk);
@@ -388,7 +396,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   auto s2r_thr_dq_a = s2r_dq_a.get_thread_slice(tidx);
   auto s2r_dq_b = make_tiled_copy_B(typename Tr::SmemCopyAtomT{}, mma_dq);
   auto s2r_thr_dq_b = s2r_dq_b.get_thread_slice(tidx);
-  Tensor tdQsdS = s2r_thr_dq_a.partition_S(sdS);
   Tensor tdQcdQ = thr_dq.partition_C(make_identity_tensor(SlicedQ{}));  // (MMA, MMA_M, MMA_D) -> (row, col in slice)
   Tensor tdQcdQ_rc = make_tensor(tdQcdQ.data(), rowcol_layout(tdQcdQ.layout()));
 
@@ -411,12 +418,32 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     cp_async_fence();
   }
 
-  for (int it = 0; it < m_count; ++it) {
+  // One step per query block; `mask`: whether P and dS need the per-element mask.
+  const auto step = [&](const int it, const bool mask) __attribute__((always_inline)) {
     const int m_block = m_at(it);
     const int buf = kStages == 2 ? it & 1 : 0;
-    const int64_t m0 = int64_t(m_block) * kBlockM;
-    const int64_t len_q = scalars->len_q;
-    const int64_t len_k = scalars->len_k;
+    const int m0 = m_block * kBlockM;
+    const int len_q = scalars->len_q;
+    const int len_k = scalars->len_k;
+
+    // The plain kernel rebuilds the products' smem views each step from a base address the compiler
+    // cannot see through (as the forward does): otherwise ptxas hoists swizzled ldmatrix addresses out
+    // of the loop and keeps them live across it, next to dK + dV (with fully unrolled products it
+    // spilled at d 128 on sm_80). The softcap/ALiBi kernel is the other way round: the opaque base
+    // made it spill at d 96 (sm_90) and d 128 (sm_80), the plain views do not.
+    Element* st_k = reinterpret_cast<Element*>(smem);
+    if constexpr (!kTransform) {
+      uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+      asm volatile("" : "+r"(smem_base));
+      st_k = reinterpret_cast<Element*>(__cvta_shared_to_generic(smem_base));
+    }
+    Element* const st_v = st_k + Tr::kSmemKV;
+    Element* const st_q = st_v + Tr::kSmemKV + buf * Tr::kSmemQ;
+    Element* const st_do = st_v + Tr::kSmemKV + (kStages + buf) * Tr::kSmemQ;
+    Element* const st_p = st_v + Tr::kSmemKV + 2 * kStages * Tr::kSmemQ;
+    Element* const st_ds = st_p + Tr::kSmemPdS;
+    const float* const st_lse2 = reinterpret_cast<const float*>(st_ds + Tr::kSmemPdS) + buf * kBlockM;
+    const float* const st_dd = st_lse2 + kStages * kBlockM;
 
     cp_async_wait<0>();
     // RAW: Q[m], dO[m] (and K, V) landed for every warp. WAR: every warp finished the previous block's
@@ -431,58 +458,64 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
 
     CUTE_UNROLL
     for (int slice = 0; slice < kSdpSlices; ++slice) {
-      const int64_t ms = m0 + slice * kBlockMS;                   // first row of the slice
+      const int ms = m0 + slice * kBlockMS;                       // first row of the slice
       Tensor acc_s = partition_fragment_C(mma_sdp, SlicePdS{});   // (MMA, MMA_M, MMA_N)
       Tensor acc_dp = partition_fragment_C(mma_sdp, SlicePdS{});  // (MMA, MMA_M, MMA_N)
       clear(acc_s);
       clear(acc_dp);
-      bwd_gemm(mma_sdp, acc_s, tSrQ, tSrK,
-               s2r_thr_sdp_a.partition_S(local_tile(sQ_of(buf), SliceQ{}, make_coord(slice, 0))), tSsK, s2r_sdp_a,
+      const auto slice_of = [&](Element* base) {
+        return s2r_thr_sdp_a.partition_S(
+            local_tile(make_tensor(make_smem_ptr(base), typename Tr::SmemLayoutQ{}), SliceQ{}, make_coord(slice, 0)));
+      };
+      bwd_gemm(mma_sdp, acc_s, tSrQ, tSrK, slice_of(st_q),
+               s2r_thr_sdp_b.partition_S(make_tensor(make_smem_ptr(st_k), typename Tr::SmemLayoutKV{})), s2r_sdp_a,
                s2r_sdp_b, s2r_thr_sdp_a, s2r_thr_sdp_b);
-      bwd_gemm(mma_sdp, acc_dp, tdPrdO, tdPrV,
-               s2r_thr_sdp_a.partition_S(local_tile(sdO_of(buf), SliceQ{}, make_coord(slice, 0))), tdPsV, s2r_sdp_a,
+      bwd_gemm(mma_sdp, acc_dp, tdPrdO, tdPrV, slice_of(st_do),
+               s2r_thr_sdp_b.partition_S(make_tensor(make_smem_ptr(st_v), typename Tr::SmemLayoutKV{})), s2r_sdp_a,
                s2r_sdp_b, s2r_thr_sdp_a, s2r_thr_sdp_b);
 
-      // Keys seen by every row of the slice: [begin(last row), end(first row)); inside, no mask.
-      int64_t first_begin, first_end, last_begin, last_end;
-      visible_key_range(ms, len_q, len_k, p.window, &first_begin, &first_end);
-      visible_key_range((ms + kBlockMS < len_q ? ms + kBlockMS : len_q) - 1, len_q, len_k, p.window, &last_begin,
-                        &last_end);
-      const bool need_mask = !(n0 >= last_begin && n0 + kBlockN <= first_end);
-      const float* s_lse2 = smem_lse2 + buf * kBlockM + slice * kBlockMS;
-      const float* s_dd = smem_dd + buf * kBlockM + slice * kBlockMS;
+      const float* s_lse2 = st_lse2 + slice * kBlockMS;
+      const float* s_dd = st_dd + slice * kBlockMS;
       Tensor s_rc = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));     // (rows, cols)
       Tensor dp_rc = make_tensor(acc_dp.data(), rowcol_layout(acc_dp.layout()));  // (rows, cols)
-      const auto p_ds = [&](auto score, auto mask) {
+      const auto p_ds = [&](auto score, auto mask) __attribute__((always_inline)) {
         bwd_p_ds<decltype(score)::value, decltype(mask)::value>(s_rc, dp_rc, tScS_rc, p, ms, n0, len_q, len_k, slope,
                                                                 s_lse2, s_dd);
       };
       using Raw = std::integral_constant<BwdScore, BwdScore::kRaw>;
       using Scaled = std::integral_constant<BwdScore, BwdScore::kScaled>;
       using Softcap = std::integral_constant<BwdScore, BwdScore::kSoftcap>;
-      if (!p.transform_scores) {
-        need_mask ? p_ds(Raw{}, std::true_type{}) : p_ds(Raw{}, std::false_type{});
+      if constexpr (!kTransform) {
+        mask ? p_ds(Raw{}, std::true_type{}) : p_ds(Raw{}, std::false_type{});
       } else if (p.softcap > 0.0f) {
-        need_mask ? p_ds(Softcap{}, std::true_type{}) : p_ds(Softcap{}, std::false_type{});
+        mask ? p_ds(Softcap{}, std::true_type{}) : p_ds(Softcap{}, std::false_type{});
       } else {
-        need_mask ? p_ds(Scaled{}, std::true_type{}) : p_ds(Scaled{}, std::false_type{});
+        mask ? p_ds(Scaled{}, std::true_type{}) : p_ds(Scaled{}, std::false_type{});
       }
       Tensor rP = convert_to<Element>(acc_s);
       Tensor rdS = convert_to<Element>(acc_dp);
-      copy(r2s_pds, r2s_thr_pds.retile_S(rP),
-           r2s_thr_pds.partition_D(local_tile(sP, SlicePdS{}, make_coord(slice, 0))));
-      copy(r2s_pds, r2s_thr_pds.retile_S(rdS),
-           r2s_thr_pds.partition_D(local_tile(sdS, SlicePdS{}, make_coord(slice, 0))));
+      const auto pds_of = [&](Element* base) {
+        return r2s_thr_pds.partition_D(
+            local_tile(make_tensor(make_smem_ptr(base), typename Tr::SmemLayoutPdS{}), SlicePdS{}, make_coord(slice, 0)));
+      };
+      copy(r2s_pds, r2s_thr_pds.retile_S(rP), pds_of(st_p));
+      copy(r2s_pds, r2s_thr_pds.retile_S(rdS), pds_of(st_ds));
     }
     __syncthreads();  // RAW: P and dS tiles complete in smem before any warp reads other warps' rows
 
-    bwd_gemm(mma_dkv, acc_dv, tdVrPt, tdVrdOt, tdVsPt, s2r_thr_dkv_b.partition_S(sdOt_of(buf)), s2r_dkv_a, s2r_dkv_b,
-             s2r_thr_dkv_a, s2r_thr_dkv_b);
+    const auto dkv_a = [&](Element* base) {
+      return s2r_thr_dkv_a.partition_S(make_tensor(make_smem_ptr(base), typename Tr::SmemLayoutPdSt{}));
+    };
+    const auto dkv_b = [&](Element* base) {
+      return s2r_thr_dkv_b.partition_S(make_tensor(make_smem_ptr(base), typename Tr::SmemLayoutQt{}));
+    };
+    bwd_gemm(mma_dkv, acc_dv, tdVrPt, tdVrdOt, dkv_a(st_p), dkv_b(st_do), s2r_dkv_a, s2r_dkv_b, s2r_thr_dkv_a,
+             s2r_thr_dkv_b);
     // Scheduling fence (no data hazard): keeps ptxas from overlapping the independent products dV, dK
     // and dQ, which keeps their operand fragments live at once next to dK + dV.
     __syncwarp();
-    bwd_gemm(mma_dkv, acc_dk, tdKrdSt, tdKrQt, tdKsdSt, s2r_thr_dkv_b.partition_S(sQt_of(buf)), s2r_dkv_a, s2r_dkv_b,
-             s2r_thr_dkv_a, s2r_thr_dkv_b);
+    bwd_gemm(mma_dkv, acc_dk, tdKrdSt, tdKrQt, dkv_a(st_ds), dkv_b(st_q), s2r_dkv_a, s2r_dkv_b, s2r_thr_dkv_a,
+             s2r_thr_dkv_b);
 
     // dQ += this key block's share. Deterministic mode: key blocks add in ascending order, each
     // waiting for the turn counter of this query block to reach its rank among the key blocks that
@@ -491,21 +524,26 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     // ends. The first slice's product is computed before the wait.
     int* semaphore = nullptr;
     int turn = 0;
-    const int64_t rows_left = len_q - m0;
-    float* dq_block = scalars->dq_acc + m0 * p.head_dim;
+    const int rows_left = len_q - m0;
+    float* dq_block = scalars->dq_acc + int64_t(m0) * p.head_dim;
+    // No row or column out of range. Plain kernel only: the second copy of the reductions made the
+    // softcap/ALiBi kernel spill at d 192/256 (sm_80).
+    const bool dq_interior = !kTransform && rows_left >= kBlockM && p.head_dim == kHeadDim;
     CUTE_UNROLL
     for (int slice = 0; slice < kDqSlices; ++slice) {
       __syncwarp();                                             // scheduling fence, as above
       Tensor acc_dq = partition_fragment_C(mma_dq, SlicedQ{});  // (MMA, MMA_M, MMA_D)
       clear(acc_dq);
-      bwd_gemm(mma_dq, acc_dq, tdQrdS, tdQrKt, tdQsdS,
-               s2r_thr_dq_b.partition_S(local_tile(sKt, SliceKt{}, make_coord(slice, 0))), s2r_dq_a, s2r_dq_b,
-               s2r_thr_dq_a, s2r_thr_dq_b);
+      bwd_gemm(mma_dq, acc_dq, tdQrdS, tdQrKt,
+               s2r_thr_dq_a.partition_S(make_tensor(make_smem_ptr(st_ds), typename Tr::SmemLayoutPdS{})),
+               s2r_thr_dq_b.partition_S(local_tile(make_tensor(make_smem_ptr(st_k), typename Tr::SmemLayoutKt{}),
+                                                   SliceKt{}, make_coord(slice, 0))),
+               s2r_dq_a, s2r_dq_b, s2r_thr_dq_a, s2r_thr_dq_b);
       if (p.deterministic && slice == 0) {
         semaphore = scalars->semaphores + m_block * (kBlockM / kBwdMinBlockM);
-        int64_t begin, end;  // the first key block that rows of this query block see: begin(first row) / kBlockN
-        visible_key_range(m0, len_q, len_k, p.window, &begin, &end);
-        turn = n_block - static_cast<int>(begin / kBlockN);
+        int begin, end;  // the first key block that rows of this query block see: begin(first row) / kBlockN
+        visible_key_range_i32(m0, len_q, len_k, p.window, &begin, &end);
+        turn = n_block - begin / kBlockN;
         if (tidx == 0) {
           while (ld_acquire_gpu(semaphore) != turn) {
           }
@@ -513,6 +551,22 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         __syncthreads();  // the whole CTA adds only after the previous key block's adds are visible
       }
       Tensor acc_dq_rc = make_tensor(acc_dq.data(), rowcol_layout(acc_dq.layout()));  // (rows, cols)
+      if (dq_interior) {
+        // No predicates, and every address is this thread's first one plus a compile-time offset
+        // (rows of kHeadDim floats): one reduction each instead of ~10 instructions.
+        const int row0 = get<0>(tdQcdQ_rc(0, 0));
+        const int col0 = get<1>(tdQcdQ_rc(0, 0));
+        float* dq_thr = dq_block + (row0 * kHeadDim + slice * kHeadDimS + col0);
+        CUTE_UNROLL
+        for (int r = 0; r < size<0>(acc_dq_rc); ++r) {
+          CUTE_UNROLL
+          for (int c = 0; c < size<1>(acc_dq_rc); c += 2) {
+            const int offset = (get<0>(tdQcdQ_rc(r, 0)) - row0) * kHeadDim + (get<1>(tdQcdQ_rc(0, c)) - col0);
+            atomic_add_pair(dq_thr + offset, acc_dq_rc(r, c), acc_dq_rc(r, c + 1));
+          }
+        }
+        continue;
+      }
       CUTE_UNROLL
       for (int r = 0; r < size<0>(acc_dq_rc); ++r) {
         const int row = get<0>(tdQcdQ_rc(r, 0));
@@ -541,12 +595,26 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         cp_async_fence();
       }
     }
+  };
+
+  // The query blocks [um_lo, um_hi) need no mask: every row of them (below len_q) sees every key of
+  // this block. Decided once per query block, for both of its S/dP slices: a uniform branch around
+  // the masked and unmasked forms of P and dS (a real branch in the SASS, not if-converted). A loop
+  // per run of blocks (as the forward has for key blocks) spilled at d 128 with fully unrolled
+  // products: values hoisted for the three copies of the step stayed live across all of them.
+  int u_lo, u_hi;
+  bwd_unmasked_rows<kBlockN>(n0, len_q, len_k, p.window, &u_lo, &u_hi);
+  const int um_lo = (u_lo + kBlockM - 1) / kBlockM;
+  const int um_hi = (u_hi >= len_q ? u_hi + kBlockM - 1 : u_hi) / kBlockM;  // a partial last block counts when u_hi = len_q
+  for (int it = 0; it < m_count; ++it) {
+    const int m_block = m_at(it);
+    step(it, m_block < um_lo || m_block >= um_hi);
   }
 
   // --- epilogue: dK (scaled) and dV -------------------------------------------------------------
   const int64_t k_row0_e = scalars->k_row0;
-  const int64_t len_k_e = scalars->len_k;
-  const int64_t rows_k = len_k_e - n0;
+  const int len_k_e = scalars->len_k;
+  const int rows_k = len_k_e - n0;
   CUTE_UNROLL
   for (int i = 0; i < size(acc_dk); ++i) acc_dk(i) *= p.softmax_scale;
   if (p.dk_accum == nullptr) {

@@ -47,27 +47,29 @@ constexpr int64_t BwdTileConfig::smem_bytes() const {
 // Every row fits the 163 KB (166912-byte) opt-in shared memory of an A100, so it runs on every
 // sm_80/sm_90 part; the 99 KB parts (sm_86/89) are refused by the launcher with the byte counts.
 // One CTA per SM (8 warps): dK + dV are 64-128 registers per thread before anything else, and every
-// row sits at 239-255 registers. Registers: main kernel, ptxas -v of nvcc 13.0, sm_80 / sm_90, both
-// dtypes the same, 0 bytes spilled in all four kernels of every row (2026-11-22). Performance is not
-// measured yet; the shapes follow FlashAttention-2's sm80 choices where they fit.
+// row sits at 238-255 registers. Registers: main kernel, ptxas -v of nvcc 13.0, plain kernel sm_80 /
+// sm_90, then the softcap/ALiBi kernel sm_80 / sm_90; both dtypes the same, 0 bytes spilled in all
+// eight kernels of every row (2026-11-22). The shapes follow FlashAttention-2's sm80 choices where
+// they fit; measurements in docs/perf-notes.md.
 constexpr BwdTileConfig kBwdTileConfigs[] = {
-    // d 64: 255 / 255 regs; 166016 B. block_m 128 halves the query-block steps (and their three
-    // barriers) per CTA; S/dP in two 64-row slices (32 + 32 registers instead of 64 + 64).
+    // d 64: 238 / 242, 255 / 254 regs; 166016 B. block_m 128 halves the query-block steps (and their
+    // three barriers) per CTA; S/dP in two 64-row slices (32 + 32 registers instead of 64 + 64).
     {64, 128, 128, 8, 4, 4, 4, 2, 2, 1, 0},
-    // d 96: 244 / 244 regs; 132224 B. dQ warps 4 x 2 because 96 is not a multiple of the 64-wide N
-    // tile of 2 x 4; S/dP in one slice spilled 8 bytes on sm_80 (a day-one revision).
+    // d 96: 244 / 246, 242 / 244 regs; 132224 B. dQ warps 4 x 2 because 96 is not a multiple of the
+    // 64-wide N tile of 2 x 4; S/dP in one slice spilled 8 bytes on sm_80 (a day-one revision).
     {96, 64, 128, 8, 2, 4, 4, 2, 2, 1, 0},
-    // d 128: 254 / 254 regs; 164992 B. block_n 128: half the Q/dO reloads and dQ reductions of
-    // block_n 64; dK + dV 128 registers, so S/dP and dQ both in two slices; fully unrolled products
-    // spilled 12 bytes on sm_80, so k steps of 2 slices.
-    {128, 64, 128, 8, 2, 4, 2, 2, 2, 2, 2},
-    // d 192: 246 / 240 regs; 164992 B. block_n 128 would need dK + dV = 192 registers per thread;
-    // block_n 64 needs 96.
+    // d 128: 254 / 252, 255 / 242 regs; 164992 B. block_n 128: half the Q/dO reloads and dQ
+    // reductions of block_n 64; dK + dV 128 registers, so S/dP and dQ both in two slices. Fully
+    // unrolled products: k steps of 2 slices were spill-free before the softcap/ALiBi split but spent
+    // ~700 of the loop's ~1780 instructions per query block recomputing ldmatrix addresses.
+    {128, 64, 128, 8, 2, 4, 2, 2, 2, 2, 0},
+    // d 192: 246 / 242, 251 / 242 regs; 164992 B. block_n 128 would need dK + dV = 192 registers per
+    // thread; block_n 64 needs 96.
     {192, 64, 64, 8, 2, 2, 2, 2, 1, 1, 0},
-    // d 256: 239 / 248 regs; 148096 B. Two Q/dO stages (208 KB) do not fit an A100; dK + dV 128
-    // registers, dQ in four 64-column slices (16 each), S/dP in two; k steps of 2 slices (fully
-    // unrolled spilled 4 bytes on sm_80).
-    {256, 64, 64, 8, 2, 2, 2, 1, 2, 4, 2},
+    // d 256: 254 / 254, 248 / 244 regs; 148096 B. Two Q/dO stages (208 KB) do not fit an A100;
+    // dK + dV 128 registers, dQ in four 64-column slices (16 each), S/dP in two; fully unrolled
+    // products (k steps of 2 slices only before the softcap/ALiBi split).
+    {256, 64, 64, 8, 2, 2, 2, 1, 2, 4, 0},
 };
 
 constexpr BwdTileConfig bwd_tile_config(int head_dim) {
