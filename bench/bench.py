@@ -191,7 +191,7 @@ def environment(torch, flashcute, args, argv):
         "argv": " ".join(argv),
         "method": (f"CUDA events per call, median over {args.rounds} interleaved rounds (every implementation once "
                    f"per round, order rotated); per round {args.warmup if args.rounds <= 1 else '1 (first round: ' + str(args.warmup) + ')'} "
-                   f"warm-up calls and ~{args.rep_ms / max(1, args.rounds):g} ms of reps ({args.min_reps}-{args.max_reps}); "
+                   f"warm-up calls and ~{args.rep_ms / max(1, args.rounds):.0f} ms of reps ({args.min_reps}-{args.max_reps}); "
                    f"L2 flush {'off' if args.no_flush else 'on'}; peak memory above the inputs in a separate call"),
     }
     try:
