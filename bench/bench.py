@@ -19,9 +19,11 @@ same memory, FlexAttention contiguous (batch, heads, seqlen, d) copies. Timing: 
 call, L2 flushed before each (a 256 MB memset, as triton's do_bench), a short GPU sleep first so the CPU
 can run ahead; `--warmup` calls, then reps for about --rep-ms (between --min-reps and --max-reps); the
 median is reported. bwd = torch.autograd.grad on a retained forward graph; fwd+bwd = forward then grad.
-Implementations are timed in --rounds interleaved rounds (each once per round, order rotated) and the
-median of all timed calls is reported: on the H100 here these kernels reach the 700 W power limit and the SM
-clock moves between ~1500 and 1980 MHz, so one-after-the-other timing lets clock drift set the ratios.
+Implementations are timed in --rounds interleaved rounds (each once per round; order rotated, and
+reversed in odd rounds) and the median of all timed calls is reported: on the H100 here these kernels
+reach the 700 W power limit and the SM clock moves between ~1500 and 1980 MHz, so one-after-the-other
+timing lets clock drift set the ratios. Every timed segment starts after the same ~20 ms GEMM load
+(--condition-ms), so no implementation inherits the power state another one left.
 Peak memory: a separate call before the timing; max_memory_allocated during it minus what was allocated
 before it (so q, k, v, dout and, for bwd, the forward's saved tensors are excluded). Spot check: each
 implementation's output (fwd) or dq, dk, dv (bwd, fwd+bwd) against a reference implementation on the same
@@ -94,6 +96,9 @@ def parse_args(argv=None):
     p.add_argument("--min-reps", type=int, default=5)
     p.add_argument("--max-reps", type=int, default=30)
     p.add_argument("--no-flush", action="store_true", help="do not flush L2 between timed calls")
+    p.add_argument("--condition-ms", type=float, default=20.0,
+                   help="before every timed segment, this much of a fixed bf16 GEMM load, so every implementation "
+                   "starts from the same power state (0 = off)")
     p.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds per pass (every implementation "
                    "once per round, rotated order); the reported time is the median over all rounds' calls")
     p.add_argument("--max-seconds", type=float, default=420.0,
@@ -190,9 +195,10 @@ def environment(torch, flashcute, args, argv):
         **clocks,
         "argv": " ".join(argv),
         "method": (f"CUDA events per call, median over {args.rounds} interleaved rounds (every implementation once "
-                   f"per round, order rotated); per round {args.warmup if args.rounds <= 1 else '1 (first round: ' + str(args.warmup) + ')'} "
+                   f"per round, order rotated and reversed in odd rounds); per round {args.warmup if args.rounds <= 1 else '1 (first round: ' + str(args.warmup) + ')'} "
                    f"warm-up calls and ~{args.rep_ms / max(1, args.rounds):.0f} ms of reps ({args.min_reps}-{args.max_reps}); "
-                   f"L2 flush {'off' if args.no_flush else 'on'}; peak memory above the inputs in a separate call"),
+                   f"L2 flush {'off' if args.no_flush else 'on'}; {args.condition_ms:g} ms of a fixed GEMM load before every timed segment; "
+                   "peak memory above the inputs in a separate call"),
     }
     try:
         meta["git"] = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -372,6 +378,25 @@ class Timer:
     def __init__(self, torch, args):
         self.torch, self.args = torch, args
         self.flush_buf = None if args.no_flush else torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+        self.load_calls = 0
+        if args.condition_ms > 0:
+            # The same tensor-core load before every timed segment: each implementation then starts from
+            # the same power state instead of inheriting the one the previous implementation left.
+            self.load_a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+            self.load_b = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+            for _ in range(3):
+                self.load_a @ self.load_b
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(20):
+                self.load_a @ self.load_b
+            end.record()
+            torch.cuda.synchronize()
+            self.load_calls = max(1, round(args.condition_ms / (start.elapsed_time(end) / 20)))
+
+    def condition(self):
+        for _ in range(self.load_calls):
+            self.load_a @ self.load_b
 
     def times_ms(self, fn, rep_ms=None, warmup=None):
         """CUDA-event times (ms) of timed calls of fn after `warmup` untimed ones; about rep_ms of GPU time."""
@@ -390,6 +415,7 @@ class Timer:
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         if hasattr(torch.cuda, "_sleep"):
             torch.cuda._sleep(10_000_000)  # ~5 ms of GPU time: the CPU queues the first calls meanwhile
+        self.condition()
         for i in range(n):
             if self.flush_buf is not None:
                 self.flush_buf.zero_()  # cold L2 for every call, as do_bench
@@ -451,14 +477,17 @@ def run_pass(torch, prep, pass_name, timer):
 
 
 def interleaved_times(timer, fns, rounds, ctx):
-    """{name: [[ms per timed call] per round]} over `rounds` rounds; each round times every implementation once, in an
-    order rotated by one per round, with 1/rounds of the rep budget. The H100 here runs at its 700 W power
-    limit on these kernels and its SM clock moves (1500-1980 MHz seen within one case), so timing one
-    implementation after the other lets the clock drift decide ratios; interleaving spreads it evenly."""
+    """{name: [[ms per timed call] per round]} over `rounds` rounds; each round times every implementation
+    once, in an order rotated by one per round and reversed in odd rounds, with 1/rounds of the rep
+    budget. The H100 here runs at its 700 W power limit on these kernels and its SM clock moves
+    (1500-1980 MHz seen within one case), so timing one implementation after the other lets the clock
+    drift decide ratios; interleaving spreads it evenly."""
     names = list(fns)
     out = {n: [] for n in names}
     for r in range(max(1, rounds)):
         order = names[r % len(names):] + names[:r % len(names)] if names else []
+        if r % 2:
+            order.reverse()  # odd rounds run backwards: each implementation meets different neighbours
         for n in order:
             with ctx(n):
                 out[n].append(timer.times_ms(fns[n], rep_ms=timer.args.rep_ms / max(1, rounds),
