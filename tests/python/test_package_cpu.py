@@ -155,15 +155,20 @@ def expect_varlen_fwd(exc, message, args, **options):
 
 
 # ---- import and metadata -----------------------------------------------------------------------------
+def run_fresh_python(code):
+    """Runs `code` in a new interpreter with this one's import path and no visible GPU."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+
+
 def test_import_needs_neither_torch_nor_gpu():
     code = (
         "import sys, flashcute; "
         "assert 'torch' not in sys.modules, 'import flashcute imported torch'; "
         "print(flashcute.__version__, flashcute.extension_available())"
     )
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    res = run_fresh_python(code)
     assert res.returncode == 0, res.stderr
 
 
@@ -174,9 +179,7 @@ def test_integrations_import_neither_torch_nor_transformers():
         "assert 'torch' not in sys.modules, 'flashcute.integrations imported torch'; "
         "assert 'transformers' not in sys.modules, 'flashcute.integrations imported transformers'"
     )
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    res = run_fresh_python(code)
     assert res.returncode == 0, res.stderr
 
 
