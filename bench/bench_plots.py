@@ -39,6 +39,33 @@ def _series(records, impl, **match):
     return pts
 
 
+def _plot_impl(ax, name, pts):
+    """One implementation's line (our paths drawn thicker)."""
+    if pts:
+        color, marker = STYLE.get(name, (None, "."))
+        ax.plot(*zip(*pts), label=report.label(name), color=color, marker=marker,
+                linewidth=2.4 if name in report.OURS else 1.2, markersize=4)
+
+
+def _label_axis(ax, seqlens, title, ylabel):
+    _seqlen_axis(ax, seqlens)
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("seqlen (batch = 16k / seqlen)", fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+
+
+def _finish(plt, fig, axes, rows, title, path):
+    """Shared legend above the panels, the title, then save and close."""
+    handles, labels = _legend(axes)
+    fig.legend(handles, labels, loc="upper center", ncol=min(5, len(labels)), fontsize=8, frameon=False)
+    height = 3.4 * rows
+    fig.suptitle(title, y=1 - 0.62 / height, fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def plot_all(doc, out, fa3=None):
     """Draw the figures into `out`; returns the file names written. Raises ImportError without matplotlib."""
     import matplotlib
@@ -65,30 +92,17 @@ def plot_all(doc, out, fa3=None):
                 for n in impls:
                     pts = [(s, r["tflops"]) for s, r in _series(records, n, dtype=dt, causal=c, d=d, **{"pass": p})
                            if r["tflops"]]
-                    if pts:
-                        color, marker = STYLE.get(n, (None, "."))
-                        ax.plot(*zip(*pts), label=report.label(n), color=color, marker=marker,
-                                linewidth=2.4 if n in report.OURS else 1.2, markersize=4)
+                    _plot_impl(ax, n, pts)
                 if fa3 and dt == "bf16" and p in ("fwd", "bwd"):
                     pts = sorted((s, v["fa3"]) for (dd, cc, s, pp), v in fa3.items()
                                  if dd == d and cc == c and pp == p and v.get("fa3"))
                     if pts:
                         ax.plot(*zip(*pts), label="FA3 (stored JSON, not this run)", color="black", linestyle="--",
                                 linewidth=1.0)
-                _seqlen_axis(ax, seqlens)
-                ax.set_title(f"{dt} d{d} {'causal' if c else 'non-causal'}", fontsize=9)
-                ax.set_xlabel("seqlen (batch = 16k / seqlen)", fontsize=8)
-                ax.set_ylabel("TFLOP/s", fontsize=8)
+                _label_axis(ax, seqlens, f"{dt} d{d} {'causal' if c else 'non-causal'}", "TFLOP/s")
                 ax.set_ylim(bottom=0)
                 ax.grid(alpha=0.3)
-                ax.tick_params(labelsize=7)
-        handles, labels = _legend(axes)
-        fig.legend(handles, labels, loc="upper center", ncol=min(5, len(labels)), fontsize=8, frameon=False)
-        height = 3.4 * len(panels)
-        fig.suptitle(f"attention {p}, TFLOP/s on {device}", y=1 - 0.62 / height, fontsize=11)
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
-        fig.savefig(os.path.join(out, PASS_FILE[p]), dpi=90)
-        plt.close(fig)
+        _finish(plt, fig, axes, len(panels), f"attention {p}, TFLOP/s on {device}", os.path.join(out, PASS_FILE[p]))
         files.append(PASS_FILE[p])
 
     mem = [r for r in records if r.get("peak_mem_bytes") is not None]
@@ -103,24 +117,12 @@ def plot_all(doc, out, fa3=None):
                 for n in impls:
                     pts = [(s, r["peak_mem_bytes"] / 2**20) for s, r in
                            _series(mem, n, dtype=dt, causal=causal, d=d, **{"pass": p}) if r["peak_mem_bytes"] > 0]
-                    if pts:
-                        color, marker = STYLE.get(n, (None, "."))
-                        ax.plot(*zip(*pts), label=report.label(n), color=color, marker=marker,
-                                linewidth=2.4 if n in report.OURS else 1.2, markersize=4)
-                _seqlen_axis(ax, seqlens)
-                ax.set_yscale("log")
-                ax.set_title(f"{p} {dt} d{d} {'causal' if causal else 'non-causal'}", fontsize=9)
-                ax.set_xlabel("seqlen (batch = 16k / seqlen)", fontsize=8)
-                ax.set_ylabel("peak MiB above inputs", fontsize=8)
+                    _plot_impl(ax, n, pts)
+                ax.set_yscale("log")  # before the labels: a scale change resets the tick label size
+                _label_axis(ax, seqlens, f"{p} {dt} d{d} {'causal' if causal else 'non-causal'}",
+                            "peak MiB above inputs")
                 ax.grid(alpha=0.3, which="both")
-                ax.tick_params(labelsize=7)
-        handles, labels = _legend(axes)
-        fig.legend(handles, labels, loc="upper center", ncol=min(5, len(labels)), fontsize=8, frameon=False)
-        height = 3.4 * len(passes)
-        fig.suptitle(f"peak memory above the inputs on {device}", y=1 - 0.62 / height, fontsize=11)
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
-        fig.savefig(os.path.join(out, "memory.png"), dpi=90)
-        plt.close(fig)
+        _finish(plt, fig, axes, len(passes), f"peak memory above the inputs on {device}", os.path.join(out, "memory.png"))
         files.append("memory.png")
     return files
 
