@@ -120,11 +120,15 @@ std::vector<std::string> split_commas(const std::string& text) {
   return items;
 }
 
-bool parse_run(int argc, char** argv, RunOptions* o) {
+// Walks the options of `flashcute CMD ...`: `switch_flag` takes no value and sets *switch_seen; every
+// other option takes the next argument and goes to handle(flag, value). False on --help, on a missing
+// value and when handle refuses (it prints why).
+template <class Handle>
+bool walk_options(int argc, char** argv, const char* switch_flag, bool* switch_seen, Handle handle) {
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--causal") {
-      o->attn.causal = true;
+    if (flag == switch_flag) {
+      *switch_seen = true;
       continue;
     }
     if (flag == "--help" || flag == "-h") return false;
@@ -132,7 +136,18 @@ bool parse_run(int argc, char** argv, RunOptions* o) {
       std::fprintf(stderr, "flashcute: %s needs a value\n", flag.c_str());
       return false;
     }
-    const std::string value = argv[++i];
+    if (!handle(flag, std::string(argv[++i]))) return false;
+  }
+  return true;
+}
+
+bool unknown_option(const std::string& flag) {
+  std::fprintf(stderr, "flashcute: unknown option %s\n", flag.c_str());
+  return false;
+}
+
+bool parse_run(int argc, char** argv, RunOptions* o) {
+  return walk_options(argc, argv, "--causal", &o->attn.causal, [&](const std::string& flag, const std::string& value) {
     double num = 0.0;
     if (flag == "--dtype") {
       if (!parse_dtype(value, &o->dtype)) return false;
@@ -155,12 +170,9 @@ bool parse_run(int argc, char** argv, RunOptions* o) {
     else if (flag == "--iters") o->iters = std::max(1, static_cast<int>(num));
     else if (flag == "--check-heads") o->check_heads = std::max(0, static_cast<int>(num));
     else if (flag == "--seed") o->seed = static_cast<uint64_t>(num);
-    else {
-      std::fprintf(stderr, "flashcute: unknown option %s\n", flag.c_str());
-      return false;
-    }
-  }
-  return true;
+    else return unknown_option(flag);
+    return true;
+  });
 }
 
 bool parse_int_list(const std::string& flag, const std::string& value, std::vector<int64_t>* out) {
@@ -179,19 +191,8 @@ bool parse_int_list(const std::string& flag, const std::string& value, std::vect
 }
 
 bool parse_bench(int argc, char** argv, BenchOptions* o) {
-  for (int i = 2; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--no-flush") {
-      o->flush = false;
-      continue;
-    }
-    if (flag == "--help" || flag == "-h") return false;
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "flashcute: %s needs a value\n", flag.c_str());
-      return false;
-    }
-    const std::string value = argv[++i];
-    std::vector<int64_t> ints;
+  bool no_flush = false;
+  const auto handle = [&](const std::string& flag, const std::string& value) {
     double num = 0.0;
     if (flag == "--dtype") {
       o->dtypes.clear();
@@ -238,11 +239,11 @@ bool parse_bench(int argc, char** argv, BenchOptions* o) {
     else if (flag == "--warmup") o->warmup = std::max(0, static_cast<int>(num));
     else if (flag == "--iters") o->iters = std::max(1, static_cast<int>(num));
     else if (flag == "--seed") o->seed = static_cast<uint64_t>(num);
-    else {
-      std::fprintf(stderr, "flashcute: unknown option %s\n", flag.c_str());
-      return false;
-    }
-  }
+    else return unknown_option(flag);
+    return true;
+  };
+  if (!walk_options(argc, argv, "--no-flush", &no_flush, handle)) return false;
+  if (no_flush) o->flush = false;
   if (o->dtypes.empty() || o->passes.empty()) {
     std::fprintf(stderr, "flashcute: --dtype and --pass need at least one value\n");
     return false;
