@@ -31,3 +31,6 @@ message(STATUS "flashcute: CUTLASS ${_fc_cutlass_ver} headers at ${FLASHCUTE_CUT
 
 add_library(flashcute_cutlass INTERFACE)
 target_include_directories(flashcute_cutlass SYSTEM INTERFACE "${FLASHCUTE_CUTLASS_INCLUDE}")
+# wgmma N shapes that are not multiples of 64 (the SM90 forward's d 256 row uses block_n 80). Every
+# CuTe user gets the same definition, so all translation units see the same atom selectors.
+target_compile_definitions(flashcute_cutlass INTERFACE CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED)

@@ -56,11 +56,9 @@ Tma make_tma(const TmaView& t, typename Tr::ShapeT* shape, SmemLayout smem_layou
   return make_tma_copy(SM90_TMA_LOAD{}, g, smem_layout, tile, _1{});
 }
 
-template <KernelKey K, bool kTransform>
+template <KernelKey K, FwdTileConfig kConfig, bool kTransform>
 Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
   using namespace cute;
-  constexpr FwdTileConfig kConfig = fwd_tile_config(K.head_dim);
-  static_assert(kConfig.head_dim == K.head_dim, "no SM90 forward tile config for this head-dim bucket");
   using Tr = FwdTraits<element_t<K.dtype>, kConfig>;
   constexpr int64_t kSmem = Tr::kSmemBytes;
   if (kSmem > max_smem_optin)
@@ -142,8 +140,17 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
   static_assert(K.arch == Arch::kSm90, "sm90::Fwd instantiated with a non-SM90 key");
   if (p.heads_q > 65535 || p.batch > 65535)
     return Status::NotSupported("sm90 forward: heads_q and batch must be <= 65535 (grid y/z limits)");
-  return p.transform_scores ? detail::launch_fwd<K, true>(p, stream, max_smem_optin)
-                            : detail::launch_fwd<K, false>(p, stream, max_smem_optin);
+  constexpr FwdTileConfig kRow = fwd_tile_config(K.head_dim);
+  static_assert(kRow.head_dim == K.head_dim, "no SM90 forward tile config for this head-dim bucket");
+  // Short key ranges run the persistent instantiation where the row says it pays (tile_config.h).
+  if constexpr (kRow.persistent_max_seqlen_k > 0) {
+    if (p.seqlen_k <= kRow.persistent_max_seqlen_k)
+      return p.transform_scores
+                 ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin)
+                 : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin);
+  }
+  return p.transform_scores ? detail::launch_fwd<K, kRow.for_kernel(true, false), true>(p, stream, max_smem_optin)
+                            : detail::launch_fwd<K, kRow.for_kernel(false, false), false>(p, stream, max_smem_optin);
 }
 
 }  // namespace flashcute::sm90

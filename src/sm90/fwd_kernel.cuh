@@ -117,7 +117,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       const int m_blocks = static_cast<int>((p.seqlen_q + kBlockM - 1) / kBlockM);
       const TileOrder order{m_blocks, p.heads_q, p.heads_q * p.batch, params.tile_group};
       const int num_tiles = m_blocks * p.heads_q * p.batch;  // the launcher checked it fits
-      for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+      // Round r hands CTA c the tile r * grid + c, in reverse (grid - 1 - c) on odd rounds: in
+      // TileOrder's longest-first order the CTA that got a round's longest tile gets the next
+      // round's shortest, so the per-CTA sums stay balanced under a causal mask.
+      const int grid = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
+      for (int base = 0, round = 0; base < num_tiles; base += grid, ++round) {
+        const int t = base + ((round & 1) ? grid - 1 - cta : cta);
+        if (t >= num_tiles) continue;
         int m_block, head, batch;
         order.decode(t, &m_block, &head, &batch);
         const TileWork w = make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
@@ -155,7 +161,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
   // --- producer: thread 0 issues every TMA ------------------------------------------------------------
   if (producer) {
-    cutlass::arch::warpgroup_reg_dealloc<kProducerRegs>();
+    cutlass::arch::warpgroup_reg_dealloc<producer_regs(Tr::kConsumerWgs)>();
     if (tidx != 0) return;
     PipelineState write = cutlass::make_producer_start_state<Pipeline>();
     int q_loads = 0;
@@ -201,7 +207,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   }
 
   // --- consumers ----------------------------------------------------------------------------------
-  cutlass::arch::warpgroup_reg_alloc<kConsumerRegs>();
+  cutlass::arch::warpgroup_reg_alloc<consumer_regs(Tr::kConsumerWgs)>();
   const int ctid = tidx - kWarpgroupThreads;  // thread index among the consumers
   const int cwg = ctid / kWarpgroupThreads;   // consumer warpgroup: query rows [64 cwg, 64 cwg + 64)
 
@@ -364,6 +370,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       release(pipeline_v, ss.pipeline_v, read_prev);
     }
 
+    if constexpr (Tr::kSeparateO) {
+      // Every wgmma that read sQ has completed (waited on above): the next tile's Q may land while
+      // this tile's epilogue runs. Only the async proxy touched sQ, so no proxy fence is needed.
+      if (w.any_key()) Barrier::arrive(&ss.barrier_q_empty);
+    }
+
     // --- epilogue: normalize, LSE, O through smem, 128-bit stores -----------------------------------
     float lse[kRows];
     softmax.finalize(acc_o_rc, mult, lse);
@@ -396,10 +408,19 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       return;
     }
 
-    // Each consumer warpgroup writes and reads back only its own 64 rows of sO (Q's space): its own
-    // wgmmas were the last readers of those rows of sQ (all waited on above), so no CTA-wide barrier.
+    // Each consumer warpgroup writes and reads back only its own 64 rows of sO (Q's space, or O's own
+    // with kSeparateO): its own wgmmas were the last readers of those rows of sQ (all waited on
+    // above), so no CTA-wide barrier.
     Tensor rO = sm80::convert_to<Element>(acc_o);
-    Tensor sO = make_tensor(make_smem_ptr(ss.q.data()), typename Tr::SmemLayoutO{});  // (BM, D)
+    Element* o_smem;
+    if constexpr (Tr::kSeparateO) {
+      o_smem = ss.o.data();
+      // WAR: every thread of the warpgroup has read back its previous tile's rows of sO.
+      named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+    } else {
+      o_smem = ss.q.data();
+    }
+    Tensor sO = make_tensor(make_smem_ptr(o_smem), typename Tr::SmemLayoutO{});  // (BM, D)
     auto r2s_copy = make_tiled_copy_C(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<32>, Element>{}, mma_pv);
     auto r2s_thr = r2s_copy.get_thread_slice(ctid);
     Tensor taccOrO = r2s_thr.retile_S(rO);     // (CPY, CPY_M, CPY_N)
@@ -418,7 +439,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     Tensor tOcO = s2g.partition_D(make_identity_tensor(Shape<_64, HeadDim>{}));
     Tensor tOrO = make_tensor<Element>(shape(tOgO));
     copy(gmem_copy_o, tOsO, tOrO);
-    if constexpr (Tr::kPersistent) {
+    if constexpr (Tr::kPersistent && !Tr::kSeparateO) {
       // Q's space is free for the next tile's TMA once every consumer thread has read its O rows
       // back. The fence orders these generic-proxy accesses before the async-proxy (TMA) writes.
       cutlass::arch::fence_view_async_shared();

@@ -40,7 +40,12 @@ struct FwdTraits {
   static constexpr bool kPersistent = C.persistent;
   static constexpr bool kWgRelease = C.wg_release;  // one empty-barrier arrival per consumer warpgroup
   static_assert(kBlockM == 64 * kConsumerWgs, "each consumer warpgroup owns 64 query rows");
+  static_assert(kConsumerWgs >= 2 && kConsumerWgs <= kMaxConsumerWgs, "2 or 3 consumer warpgroups (roles.h budgets)");
+  static_assert(producer_regs(kConsumerWgs) + kConsumerWgs * consumer_regs(kConsumerWgs) <= 512, "register budget");
   static_assert(!kPingPong || (kOverlap && kConsumerWgs == 2), "ping-pong needs the overlapped loop and 2 consumer warpgroups");
+#if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED)
+  static_assert(kBlockN % 32 == 0, "wgmma N shapes that are not multiples of 32 need CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED");
+#endif
   static_assert(kHeadDim % 16 == 0 && kBlockN % 16 == 0 && kBlockN <= 256 && kHeadDim <= 256, "bad tile config");
 
   using BlockM = cute::Int<kBlockM>;
@@ -67,6 +72,10 @@ struct FwdTraits {
       SmemLayoutV{}, cute::make_ordered_layout(cute::Shape<HeadDim, BlockN, cute::Int<kStages>>{},
                                                cute::Step<cute::_2, cute::_1, cute::_3>{})));
   using SmemLayoutO = SmemLayoutQ;
+  // Persistent: O gets its own smem when it fits (227 KB per CTA), so Q's space is freed as soon as
+  // the last S = Q K^T of a tile completed and the next tile's Q loads during this tile's last P V
+  // and epilogue. Otherwise (d 192, 256) O is staged in Q's space, freed after the epilogue.
+  static constexpr bool kSeparateO = kPersistent && C.tile_smem_bytes() + int64_t(kBlockM) * kHeadDim * 2 <= 227 * 1024;
 
   // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
   using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;
@@ -94,18 +103,22 @@ struct FwdTraits {
   using Pipeline = cutlass::PipelineTmaAsync<kStages>;
   using PipelineState = typename Pipeline::PipelineState;
 
+  using OStorage = std::conditional_t<kSeparateO, cute::array_aligned<Element, cute::cosize_v<SmemLayoutO>, 1024>,
+                                      cute::array<Element, 0>>;
   struct SharedStorage {
     // Operand tiles first: GMMA descriptors and 128-byte swizzles want 1024-byte aligned atoms.
     alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutQ>, 1024> q;
     alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutK>, 1024> k;
     alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutV>, 1024> v;
+    [[no_unique_address]] OStorage o;  // empty unless kSeparateO
     alignas(8) uint64_t barrier_q;        // Q landed (TMA transaction bytes)
     alignas(8) uint64_t barrier_q_empty;  // persistent: consumers are done with Q's space
     typename Pipeline::SharedStorage pipeline_k;
     typename Pipeline::SharedStorage pipeline_v;
   };
   static constexpr int64_t kSmemBytes = sizeof(SharedStorage);
-  static_assert(kSmemBytes >= C.tile_smem_bytes() && kSmemBytes <= C.tile_smem_bytes() + 1024,
+  static constexpr int64_t kTileSmemBytes = C.tile_smem_bytes() + (kSeparateO ? int64_t(kBlockM) * kHeadDim * 2 : 0);
+  static_assert(kSmemBytes >= kTileSmemBytes && kSmemBytes <= kTileSmemBytes + 1024,
                 "tile_config.h's smem formula disagrees with the layouts");
 
   // Kernel parameters: the plain forward params and the three TMA descriptors (and the shapes the

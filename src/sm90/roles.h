@@ -11,14 +11,17 @@ inline constexpr int kWarpgroupThreads = 128;
 // Warpgroup 0 produces (TMA), warpgroups 1.. consume (wgmma + softmax).
 enum class WarpgroupRole : int { kProducer = 0, kConsumer = 1 };
 
-// setmaxnreg budgets (multiples of 8). With 3 warpgroups: 24*128 + 2*240*128 = 64512 <= 65536.
-inline constexpr uint32_t kProducerRegs = 24;
-inline constexpr uint32_t kConsumerRegs = 240;
+// setmaxnreg budgets (multiples of 8) by the number of consumer warpgroups; the CTA's 64K registers
+// are split as (producer + wgs * consumer) * 128 <= 65536: 2 consumers 24 + 2 * 240 = 504,
+// 3 consumers 32 + 3 * 160 = 512.
+constexpr uint32_t producer_regs(int consumer_wgs) { return consumer_wgs == 2 ? 24 : 32; }
+constexpr uint32_t consumer_regs(int consumer_wgs) { return consumer_wgs == 2 ? 240 : 160; }
+inline constexpr int kMaxConsumerWgs = 3;
 
 // Named barrier ids (0 is __syncthreads; ids below 8 are left to CUTLASS's reserved ones).
 enum class NamedBarrierId : uint32_t {
-  kEpilogue = 8,   // + consumer warpgroup index: one warpgroup's O tile is complete in smem
-  kSchedule = 10,  // + consumer warpgroup index: that warpgroup's turn to issue wgmma (ping-pong)
+  kEpilogue = 8,  // + consumer warpgroup index: one warpgroup's O tile is complete in smem
+  kSchedule = 8 + kMaxConsumerWgs,  // + consumer warpgroup index: its turn to issue wgmma (ping-pong)
 };
 
 // bar.sync on a named barrier with `threads` participants.

@@ -19,11 +19,26 @@ struct FwdTileConfig {
   // The two consumer warpgroups take turns issuing their wgmma batches (named barriers), so one's
   // softmax runs under the other's products. Needs `overlap` and two consumer warpgroups.
   bool pingpong;
-  // One CTA per SM looping over the tiles (static round-robin in TileOrder: last query blocks first),
-  // instead of one CTA per tile: hides launch and prologue costs and the grid's tail.
-  bool persistent;
+  // Dispatch: problems with seqlen_k <= this run the persistent instantiation (one CTA per SM
+  // looping over the tiles: hides each tile's prologue and epilogue under the next one's loads),
+  // longer ones one CTA per tile. 0: never persistent.
+  int persistent_max_seqlen_k;
   // One thread per consumer warpgroup frees a K/V stage instead of all 128.
   bool wg_release;
+  // The softcap/ALiBi kernel runs the overlapped loop too (false: the plain loop, where the
+  // overlapped one spills with the score transform's extra registers).
+  bool transform_overlap = true;
+  // Set by for_kernel, not in the rows: this instantiation is the persistent one.
+  bool persistent = false;
+
+  // The configuration one kernel instantiation runs: the row, for the softcap/ALiBi kernel
+  // (`transform`) without overlap and ping-pong when transform_overlap is off, and persistent or not.
+  constexpr FwdTileConfig for_kernel(bool transform, bool persistent_kernel) const {
+    FwdTileConfig c = *this;
+    if (transform && !transform_overlap) c.overlap = c.pingpong = false;
+    c.persistent = persistent_kernel;
+    return c;
+  }
 
   constexpr int threads() const { return (consumer_wgs + 1) * 128; }
   // Q tile + `stages` K tiles + `stages` V tiles, 16-bit; O is staged in Q's space at the end.
@@ -60,40 +75,60 @@ constexpr bool overlap_choice(bool measured) { return measured_or_forced(FLASHCU
 constexpr bool pingpong_choice(bool overlap, bool measured) {
   return overlap && measured_or_forced(FLASHCUTE_SM90_FWD_PINGPONG, measured);
 }
-constexpr bool persistent_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_PERSISTENT, measured); }
+// FLASHCUTE_SM90_FWD_PERSISTENT: 1 = every problem persistent, 0 = none, -1 = the rows' limits.
+constexpr int persistent_limit_choice(int measured) {
+  return FLASHCUTE_SM90_FWD_PERSISTENT < 0 ? measured : (FLASHCUTE_SM90_FWD_PERSISTENT != 0 ? 0x7fffffff : 0);
+}
+// d 256: key rows per step (80 uses wgmma n 80: CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, set for every
+// CuTe user by cmake/deps.cmake).
+#ifndef FLASHCUTE_SM90_FWD_D256_BLOCK_N
+#define FLASHCUTE_SM90_FWD_D256_BLOCK_N 80
+#endif
+// d 64: consumer warpgroups (2: block_m 128; 3: block_m 192, 160 registers each).
+#ifndef FLASHCUTE_SM90_FWD_D64_WGS
+#define FLASHCUTE_SM90_FWD_D64_WGS 3
+#endif
 
-// Two consumer warpgroups (128 query rows) everywhere and two pipeline stages. block_n is bounded by
-// the consumer register budget (acc_o is d/2 fp32 registers per thread, S is block_n/2, P
-// block_n/4) and by 227 KB of shared memory. Switches, measured (TFLOP/s at 8k non-causal / causal,
-// plain -> chosen): d 64 overlap 383 -> 444 / 360 -> 415 (ping-pong on top was 7-9% slower);
-// d 128 overlap + ping-pong 596 -> 669 / 542 -> 611; d 256 plain (the overlapped loop spills in the
-// softcap/ALiBi kernel; ping-pong needs it). Persistent lost 3-16% on every causal row (d 128
-// causal 8k: 614 -> 518), so it is off. d 96 and d 192 were not measured: d 96 follows d 64's
-// choice, d 192 d 128's.
-// ptxas (nvcc 13.0, 2026-11-22) with every switch on: 0 spills for d 64, 96, 128, 192.
+// Two pipeline stages everywhere. block_n is bounded by the consumer register budget (acc_o is d/2
+// fp32 registers per thread, S is block_n/2, P block_n/4) and by 227 KB of shared memory.
+// Measured (H100, bf16, TFLOP/s; docs/perf-notes.md, "SM90 switches" and "SM90: three consumer
+// warpgroups at d 64, block_n 80 at d 256, persistent below 2k keys"):
+// - d 64: overlap (ping-pong on top was 7-9% slower). Three consumer warpgroups (block_m 192) over
+//   two: 8k 438 -> 488 non-causal, 409 -> 430 causal, 2k +9% / -1%, but 512 and 1k causal -10%;
+//   with the persistent kernel below 2k keys those rows are +6% over two warpgroups.
+// - d 128: overlap + ping-pong (596 -> 669 / 542 -> 611 at 8k over the plain loop).
+// - d 256: block_n 80 with the overlapped loop: 8k 651 -> 796 non-causal, 571 -> 699 causal, +9-23%
+//   at 512-2k over block_n 64 with the plain loop (block_n 80 with the plain loop: +3%). The
+//   softcap/ALiBi kernel keeps the plain loop (the overlapped one spilled there at block_n 64).
+// - Persistent (early Q release, O in its own smem where it fits, rounds dealt in alternating
+//   order): d 64 +7-18% at 512 and 1k keys, d 128 +2-6% at 1k; from 2k keys it lost 1-23% (worst on
+//   long causal rows), so rows use it only up to 1k keys. At d 256 (O shares Q's space) it lost.
+// - d 96 and d 192 were not re-measured: d 96 keeps two warpgroups and d 192 follows d 128's loop.
+// ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
-    //     overlap, pingpong, persistent, wg_release
-    {64, 128, 128, 2, 2,  // 80 KB
-     overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_choice(false),
-     wg_release_choice(true)},
+    //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap
+    {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, 128, 2, FLASHCUTE_SM90_FWD_D64_WGS,  // 88 KB (+24 KB O, persistent)
+     overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
+     wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2},
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
-     overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_choice(false),
+     overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true)},
-    {128, 128, 128, 2, 2,  // 160 KB
-     overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_choice(false),
+    {128, 128, 128, 2, 2,  // 160 KB (+32 KB O, persistent)
+     overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
      wg_release_choice(true)},
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
-     overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_choice(false),
+     overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true)},
-    // 192 KB; acc_o 128 + S 32 registers (block_n 80, as FA3, needs CUTLASS's extended wgmma N shapes)
-    {256, 128, 64, 2, 2, false, false, persistent_choice(false), wg_release_choice(false)},
+    // 224 KB; acc_o 128 + S 40 registers
+    {256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
+     wg_release_choice(false), /*transform_overlap=*/false},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
   for (const FwdTileConfig& c : kFwdTileConfigs)
     if (c.head_dim == head_dim) return c;
-  return FwdTileConfig{0, 0, 0, 0, 0, false, false, false, false};
+  return FwdTileConfig{0, 0, 0, 0, 0, false, false, 0, false};
 }
 
 }  // namespace flashcute::sm90

@@ -439,6 +439,29 @@ TEST_P(FullGrid, MatchesReference) {
   FC_CHECK_FWD_CASE(GetParam());
 }
 
+// Many tiles per CTA: with seqlen_k <= 1024 the SM90 path runs its persistent kernel at d 64 and
+// 128 (src/sm90/tile_config.h), and only a grid of several times the SM count makes every CTA loop
+// over tiles (O staging, Q reloads and the K/V pipeline continued across tiles). Checked in sampled
+// mode: the first and last (batch, head) run in a CTA's first and last rounds.
+std::vector<FwdCase> full_persistent() {
+  std::vector<FwdCase> v;
+  uint64_t seed = 15000;
+  v.push_back(mk(kBf16, 8, {1000, 1000}, {16, 4}, 64, Mask::kCausal, seed++));   // 768 tiles of 192 rows
+  v.push_back(mk(kFp16, 8, {1024, 960}, {16, 16}, 128, Mask::kNone, seed++));   // 1024 tiles of 128 rows
+  v.push_back(mk(kBf16, 6, {777, 1024}, {24, 8}, 128, Mask::kWin32_8, seed++));  // 1008 tiles
+  FwdCase c = mk(kFp16, 8, {900, 700}, {16, 8}, 64, Mask::kCausal, seed++);       // rows left empty
+  c.softcap = 30.0f;
+  v.push_back(c);
+  std::vector<int32_t> lq, lk;
+  for (int i = 0; i < 40; ++i) {
+    lq.push_back(i % 7 == 0 ? 0 : (i * 211) % 1000 + 1);  // every 7th sequence empty
+    lk.push_back((i * 137) % 1024 + 1);
+  }
+  v.push_back(varlen_case(kBf16, lq, lk, {16, 2}, 64, Mask::kCausal, seed++));
+  v.push_back(varlen_case(kFp16, lq, lk, {16, 4}, 128, Mask::kNone, seed++));
+  return v;
+}
+
 // Test names: the case's name(), made unique within its list.
 struct CaseName {
   std::vector<std::string> names;
@@ -466,6 +489,7 @@ FC_GRID(FullGrid, BatchHeads, full_batch_heads());
 FC_GRID(FullGrid, HeadDimV, full_head_dim_v());
 FC_GRID(FullGrid, Alibi, full_alibi());
 FC_GRID(FullGrid, Pairwise, full_pairwise());
+FC_GRID(FullGrid, Persistent, full_persistent());
 
 }  // namespace
 }  // namespace flashcute::testing
