@@ -513,7 +513,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
              s2r_thr_dkv_b);
     // Scheduling fence (no data hazard): keeps ptxas from overlapping the independent products dV, dK
     // and dQ, which keeps their operand fragments live at once next to dK + dV.
-    __syncwarp();
+    if constexpr (Tr::kSchedFences) __syncwarp();
     bwd_gemm(mma_dkv, acc_dk, tdKrdSt, tdKrQt, dkv_a(st_ds), dkv_b(st_q), s2r_dkv_a, s2r_dkv_b, s2r_thr_dkv_a,
              s2r_thr_dkv_b);
 
@@ -531,7 +531,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     const bool dq_interior = !kTransform && rows_left >= kBlockM && p.head_dim == kHeadDim;
     CUTE_UNROLL
     for (int slice = 0; slice < kDqSlices; ++slice) {
-      __syncwarp();                                             // scheduling fence, as above
+      if constexpr (Tr::kSchedFences) __syncwarp();             // scheduling fence, as above
       Tensor acc_dq = partition_fragment_C(mma_dq, SlicedQ{});  // (MMA, MMA_M, MMA_D)
       clear(acc_dq);
       bwd_gemm(mma_dq, acc_dq, tdQrdS, tdQrKt,

@@ -13,6 +13,18 @@
 
 #include <cstdint>
 
+// A/B builds: -DFLASHCUTE_SM80_BWD_D64_SDP_SLICES=1|2, -DFLASHCUTE_SM80_BWD_D128_SDP_SLICES=1|2, -DFLASHCUTE_SM80_BWD_D128_DQ_SLICES=1|2 (the
+// defaults are the row's measured choices).
+#ifndef FLASHCUTE_SM80_BWD_D64_SDP_SLICES
+#define FLASHCUTE_SM80_BWD_D64_SDP_SLICES 2
+#endif
+#ifndef FLASHCUTE_SM80_BWD_D128_SDP_SLICES
+#define FLASHCUTE_SM80_BWD_D128_SDP_SLICES 2
+#endif
+#ifndef FLASHCUTE_SM80_BWD_D128_DQ_SLICES
+#define FLASHCUTE_SM80_BWD_D128_DQ_SLICES 2
+#endif
+
 namespace flashcute::sm80 {
 
 struct BwdTileConfig {
@@ -54,7 +66,7 @@ constexpr int64_t BwdTileConfig::smem_bytes() const {
 constexpr BwdTileConfig kBwdTileConfigs[] = {
     // d 64: 238 / 242, 255 / 254 regs; 166016 B. block_m 128 halves the query-block steps (and their
     // three barriers) per CTA; S/dP in two 64-row slices (32 + 32 registers instead of 64 + 64).
-    {64, 128, 128, 8, 4, 4, 4, 2, 2, 1, 0},
+    {64, 128, 128, 8, 4, 4, 4, 2, FLASHCUTE_SM80_BWD_D64_SDP_SLICES, 1, 0},
     // d 96: 244 / 246, 242 / 244 regs; 132224 B. dQ warps 4 x 2 because 96 is not a multiple of the
     // 64-wide N tile of 2 x 4; S/dP in one slice spilled 8 bytes on sm_80 (a day-one revision).
     {96, 64, 128, 8, 2, 4, 4, 2, 2, 1, 0},
@@ -62,7 +74,7 @@ constexpr BwdTileConfig kBwdTileConfigs[] = {
     // reductions of block_n 64; dK + dV 128 registers, so S/dP and dQ both in two slices. Fully
     // unrolled products: k steps of 2 slices were spill-free before the softcap/ALiBi split but spent
     // ~700 of the loop's ~1780 instructions per query block recomputing ldmatrix addresses.
-    {128, 64, 128, 8, 2, 4, 2, 2, 2, 2, 0},
+    {128, 64, 128, 8, 2, 4, 2, 2, FLASHCUTE_SM80_BWD_D128_SDP_SLICES, FLASHCUTE_SM80_BWD_D128_DQ_SLICES, 0},
     // d 192: 246 / 242, 251 / 242 regs; 164992 B. block_n 128 would need dK + dV = 192 registers per
     // thread; block_n 64 needs 96.
     {192, 64, 64, 8, 2, 2, 2, 2, 1, 1, 0},

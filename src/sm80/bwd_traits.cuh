@@ -21,6 +21,12 @@ struct BwdTraits {
   static constexpr int kStages = C.stages;
   static constexpr int kSdpSlices = C.sdp_slices;
   static constexpr int kDqSlices = C.dq_slices;
+  // __syncwarp between the dV, dK and dQ products (bwd_kernel.cuh): scheduling fences that keep ptxas
+  // from overlapping them (A/B: -DFLASHCUTE_SM80_BWD_SCHED_FENCES=0).
+#ifndef FLASHCUTE_SM80_BWD_SCHED_FENCES
+#define FLASHCUTE_SM80_BWD_SCHED_FENCES 1
+#endif
+  static constexpr bool kSchedFences = FLASHCUTE_SM80_BWD_SCHED_FENCES != 0;
   static_assert(kHeadDim % (kDqSlices * 16 * (kWarps / C.dq_warps_m)) == 0, "dQ slices must be whole MMA tiles");
   // 16-wide k-slices per step of the products' rolled k loops (bwd_kernel.cuh, bwd_gemm); 0 = all.
   static constexpr int kSlicesPerStep = C.k_step > 0 ? C.k_step : 1 << 20;

@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       cp_async_fence();
     }
 
-    gemm_ss(mma, acc_s, tSrQ, tSrK, tSsQ, tSsK, s2r_copy_q, s2r_copy_k, s2r_thr_q, s2r_thr_k);
+    gemm_ss<Tr::kFragPrefetch>(mma, acc_s, tSrQ, tSrK, tSsQ, tSsK, s2r_copy_q, s2r_copy_k, s2r_thr_q, s2r_thr_k);
 
     Tensor scores = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));  // (rows, cols)
     if constexpr (std::is_same_v<decltype(mask_tag), bool>) {
@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
     Tensor rP = convert_to<Element>(acc_s);
     Tensor tOrP = make_tensor(rP.data(), acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_N / 2)
-    gemm_rs(mma, acc_o, tOrP, tOrVt, tOsVt, s2r_copy_v, s2r_thr_v);
+    gemm_rs<Tr::kFragPrefetch>(mma, acc_o, tOrP, tOrVt, tOsVt, s2r_copy_v, s2r_thr_v);
   };
 
   if (n_block_max > n_block_min) {

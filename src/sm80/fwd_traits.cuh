@@ -19,6 +19,7 @@ struct FwdTraits {
   static constexpr int kThreads = C.threads();
   static constexpr int kKvStages = C.kv_stages;
   static constexpr bool kReverseM = C.reverse_m;
+  static constexpr bool kFragPrefetch = C.frag_prefetch;
   static_assert(kHeadDim % 32 == 0 && kBlockM % (16 * kWarps) == 0 && kBlockN % 16 == 0 &&
                     (kKvStages == 1 || kKvStages == 2), "bad tile config");
 

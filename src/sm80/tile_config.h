@@ -12,6 +12,15 @@
 #ifndef FLASHCUTE_SM80_FWD_D128_KV_STAGES
 #define FLASHCUTE_SM80_FWD_D128_KV_STAGES 2
 #endif
+#ifndef FLASHCUTE_SM80_FWD_D128_BLOCK_N
+#define FLASHCUTE_SM80_FWD_D128_BLOCK_N 32
+#endif
+#ifndef FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH
+#define FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH true
+#endif
+#ifndef FLASHCUTE_SM80_FWD_D64_BLOCK_N
+#define FLASHCUTE_SM80_FWD_D64_BLOCK_N 64
+#endif
 #ifndef FLASHCUTE_SM80_FWD_D64_REVERSE_M
 #define FLASHCUTE_SM80_FWD_D64_REVERSE_M true
 #endif
@@ -27,6 +36,7 @@ struct FwdTileConfig {
   int kv_stages = 1;  // K/V buffers: 1 = K and V loads alternate inside a step (two barriers per step);
                       // 2 = the next block's K and V land in the other buffer during this step (one barrier)
   bool reverse_m = false;  // launch the query blocks last first (causal: longest CTAs in the first wave)
+  bool frag_prefetch = true;  // products load k-slice i+1's operand fragments before slice i's MMAs
 
   constexpr int threads() const { return warps * 32; }
   // Q tile + kv_stages x (K tile + V tile), 16-bit elements; O is staged in Q's space at the end.
@@ -42,7 +52,7 @@ struct FwdTileConfig {
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d 64: 32 rows per warp fits (255 / 255 regs) and ran 13-17% faster than 64x128 (H100). Two K/V
     // stages spill 8 bytes on sm_90. Query blocks last first: +1-2% causal, +0.5-1% non-causal.
-    {64, false, 128, 64, 4, 1, FLASHCUTE_SM80_FWD_D64_REVERSE_M},
+    {64, false, 128, FLASHCUTE_SM80_FWD_D64_BLOCK_N, 4, 1, FLASHCUTE_SM80_FWD_D64_REVERSE_M},
     // d 64 with softcap/ALiBi: the 128-row shape spills 412 bytes, 64x128 4-8 bytes; 64x64 fits
     // (215 / 211 regs).
     {64, true, 64, 64, 4},
@@ -53,7 +63,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     // smem address rebuild in fwd_kernel.cuh (255 / 255 regs, 0 spills); 64 x 128 (16 rows per warp)
     // was the spill-free fallback before that. Two K/V stages (64 KB smem, still 2 CTAs per SM):
     // +2-3% non-causal, causal flat. Query blocks last first measured 3-6% slower here (H100).
-    {128, false, 128, 32, 4, FLASHCUTE_SM80_FWD_D128_KV_STAGES},
+    {128, false, 128, FLASHCUTE_SM80_FWD_D128_BLOCK_N, 4, FLASHCUTE_SM80_FWD_D128_KV_STAGES, false,
+     FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH},
     // d 128 with softcap/ALiBi: block_n 128 spills 356 bytes on sm_80; 64x64 fits (255 regs); 48 KB.
     {128, true, 64, 64, 4},
     // d 192: 254 regs; 72 KB.

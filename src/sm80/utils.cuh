@@ -56,9 +56,11 @@ __device__ __forceinline__ void copy_predicated(const TiledCopy& tiled_copy, con
   }
 }
 
-// acc += A B^T with both operands in smem. The ldmatrix of k-slice i+1 is issued before the MMAs of
-// slice i so shared-memory latency hides behind the tensor cores.
-template <class TiledMma, class Acc, class FragA, class FragB, class SmemA, class SmemB, class CopyA, class CopyB,
+// acc += A B^T with both operands in smem. kPrefetch: the ldmatrix of k-slice i+1 is issued before
+// the MMAs of slice i so shared-memory latency hides behind the tensor cores (two slices of operand
+// fragments live); without it each slice is loaded right before its MMAs and ptxas schedules the
+// loads within the registers it has.
+template <bool kPrefetch = true, class TiledMma, class Acc, class FragA, class FragB, class SmemA, class SmemB, class CopyA, class CopyB,
           class ThrCopyA, class ThrCopyB>
 __device__ __forceinline__ void gemm_ss(const TiledMma& mma, Acc& acc, FragA& tCrA, FragB& tCrB, const SmemA& tCsA,
                                         const SmemB& tCsB, const CopyA& copy_a, const CopyB& copy_b,
@@ -66,6 +68,15 @@ __device__ __forceinline__ void gemm_ss(const TiledMma& mma, Acc& acc, FragA& tC
   using namespace cute;
   Tensor tCrA_view = thr_copy_a.retile_D(tCrA);  // (CPY, CPY_M, CPY_K)
   Tensor tCrB_view = thr_copy_b.retile_D(tCrB);  // (CPY, CPY_N, CPY_K)
+  if constexpr (!kPrefetch) {
+    CUTE_UNROLL
+    for (int i = 0; i < size<2>(tCrA); ++i) {
+      copy(copy_a, tCsA(_, _, i), tCrA_view(_, _, i));
+      copy(copy_b, tCsB(_, _, i), tCrB_view(_, _, i));
+      gemm(mma, tCrA(_, _, i), tCrB(_, _, i), acc);
+    }
+    return;
+  }
   copy(copy_a, tCsA(_, _, _0{}), tCrA_view(_, _, _0{}));
   copy(copy_b, tCsB(_, _, _0{}), tCrB_view(_, _, _0{}));
   CUTE_UNROLL
@@ -78,12 +89,20 @@ __device__ __forceinline__ void gemm_ss(const TiledMma& mma, Acc& acc, FragA& tC
   }
 }
 
-// acc += A B^T with A already in registers (P) and B in smem (V^T).
-template <class TiledMma, class Acc, class FragA, class FragB, class SmemB, class CopyB, class ThrCopyB>
+// acc += A B^T with A already in registers (P) and B in smem (V^T); kPrefetch as in gemm_ss.
+template <bool kPrefetch = true, class TiledMma, class Acc, class FragA, class FragB, class SmemB, class CopyB, class ThrCopyB>
 __device__ __forceinline__ void gemm_rs(const TiledMma& mma, Acc& acc, const FragA& tCrA, FragB& tCrB,
                                         const SmemB& tCsB, const CopyB& copy_b, const ThrCopyB& thr_copy_b) {
   using namespace cute;
   Tensor tCrB_view = thr_copy_b.retile_D(tCrB);
+  if constexpr (!kPrefetch) {
+    CUTE_UNROLL
+    for (int i = 0; i < size<2>(tCrA); ++i) {
+      copy(copy_b, tCsB(_, _, i), tCrB_view(_, _, i));
+      gemm(mma, tCrA(_, _, i), tCrB(_, _, i), acc);
+    }
+    return;
+  }
   copy(copy_b, tCsB(_, _, _0{}), tCrB_view(_, _, _0{}));
   CUTE_UNROLL
   for (int i = 0; i < size<2>(tCrA); ++i) {
