@@ -147,6 +147,10 @@ Status check_options(const AttentionOptions& o, ProblemDesc* p) {
     return Status::Invalid(cat("softcap=", o.softcap, " must be finite and >= 0 (0 = off)"));
   if (o.softmax_scale.has_value() && !std::isfinite(*o.softmax_scale))
     return Status::Invalid(cat("softmax_scale=", *o.softmax_scale, " must be finite"));
+  // The kernels subtract each row's running maximum before the exponential, which bounds p by 1
+  // only for a positive scale (a zero scale would also turn masked -inf scores into NaN).
+  if (o.softmax_scale.has_value() && !(*o.softmax_scale > 0.0f))
+    return Status::Invalid(cat("softmax_scale=", *o.softmax_scale, " must be > 0"));
   if (!(o.dropout_p >= 0.0f && o.dropout_p < 1.0f))
     return Status::Invalid(cat("dropout_p=", o.dropout_p, " must be in [0, 1)"));
   if (o.dropout_p != 0.0f)

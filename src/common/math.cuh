@@ -3,6 +3,8 @@
 
 #include <cuda_runtime.h>
 
+#include "common/exp2_fma.h"
+
 namespace flashcute {
 
 // 2^x on the special-function unit (one MUFU.EX2); -inf -> +0, relative error ~2^-22.

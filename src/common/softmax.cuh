@@ -1,6 +1,7 @@
 #pragma once
 // Online softmax over key blocks, in fp32, on (rows, cols) views of a thread's accumulator
-// fragments. Row statistics are reduced across the `kQuad` lanes that share a row.
+// fragments. Row statistics are reduced across the `kQuad` lanes that share a row. The exp2
+// multiplier `mult` is positive (validation requires softmax_scale > 0).
 //
 // Scores s arrive either raw (the exp2 multiplier folds in softmax_scale*log2(e)) or already
 // transformed (softcap/ALiBi applied the scale; the multiplier is log2(e)). p = 2^((s - m) * mult):
@@ -15,10 +16,28 @@
 
 namespace flashcute {
 
-template <int kRows, int kQuad>
+// How a softmax evaluates its exponentials and when it moves a row's reference max. The defaults are
+// the exact textbook form; each path's tile configuration sets the fields its measurements chose.
+struct SoftmaxPolicy {
+  // Every poly_every-th score of a thread's fragment row takes 2^x from exp2_fma<poly_degree> (FMA
+  // units) instead of MUFU.EX2; 0: none. Pays where the exp2s, not the tensor cores, set the pace.
+  int poly_every = 0;
+  int poly_degree = 3;
+  // log2 units: a row keeps its reference max until the block max exceeds it by more than this, so
+  // p <= 2^rescale_threshold and O, the row sums and the LSE are rescaled only when a max grows by a
+  // factor past it (FlashAttention-4's lazy rescale). Exact up to rounding: O is divided by sums of
+  // the same p and the LSE adds the reference back. 0: move on any growth.
+  int rescale_threshold = 0;
+  // p = 2^fma(s, mult, -fl(m * mult)) (one FFMA per score) where every row's |m * mult| < 2^20, the
+  // score-domain form otherwise (OnlineSoftmax::update says why both are exact).
+  bool fused_exp2 = false;
+};
+
+template <int kRows, int kQuad, SoftmaxPolicy kPolicy = SoftmaxPolicy{}>
 struct OnlineSoftmax {
   float row_max[kRows];
   float row_sum[kRows];  // this thread's partial sum; reduced across the quad in finalize()
+  bool fused_ = kPolicy.fused_exp2;  // the last block's p used the fused form (warp-uniform)
 
   __device__ __forceinline__ OnlineSoftmax() {
 #pragma unroll
@@ -44,29 +63,76 @@ struct OnlineSoftmax {
       CUTE_UNROLL
       for (int c = 0; c < size<1>(scores); ++c) m = fmaxf(m, scores(r, c));
       m_new[r] = quad_allreduce_max<kQuad>(m);
+      if constexpr (kPolicy.rescale_threshold > 0) {
+        // Keep a finite reference that the block did not pass by more than the threshold (a NaN max
+        // moves it).
+        if (row_max[r] != -INFINITY && (m_new[r] - row_max[r]) * mult <= static_cast<float>(kPolicy.rescale_threshold))
+          m_new[r] = row_max[r];
+      }
       grew |= m_new[r] != row_max[r];
+    }
+    // A row that has seen only masked keys keeps m = -inf: use 0 as the reference so that
+    // exp2(-inf - 0) = 0 instead of exp2(-inf + inf) = NaN.
+    float m_ref[kRows];
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) m_ref[r] = m_new[r] == -INFINITY ? 0.0f : m_new[r];
+    // Fused form (kPolicy.fused_exp2): p = 2^fma(s, mult, -R) with R = fl(m * mult), one FFMA per
+    // score instead of a subtraction and a multiply. It is the same softmax with the reference R /
+    // mult in place of m: the FMA rounds once, the rescale factors below are formed from the same R,
+    // and finalize() adds R back into the LSE. It needs |R| small enough that s * mult - R keeps its
+    // fraction (|R| < 2^20: |m * mult - R| <= 2^-4); a tile whose maxima pass that (the huge-logit
+    // cases) switches to the score-domain form, where s - m is exact, for the rest of the tile. The
+    // choice is warp-uniform (one vote per block).
+    bool fused = false;
+    if constexpr (kPolicy.fused_exp2) {
+      bool small = true;
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) small &= fabsf(m_ref[r] * mult) < 1048576.0f;
+      fused = fused_ && __all_sync(0xffffffffu, small);
     }
     if (__any_sync(0xffffffffu, grew)) {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
-        // A row that has seen only masked keys keeps m = -inf: use 0 as the reference so that
-        // exp2(-inf - 0) = 0 instead of exp2(-inf + inf) = NaN.
-        const float m_ref = m_new[r] == -INFINITY ? 0.0f : m_new[r];
-        const float rescale = exp2_approx((row_max[r] - m_ref) * mult);
+        // log2 of the factor from the old reference to the new one, in the forms the old and the new
+        // p were computed in (fused -> fused, fused -> score domain, score domain -> score domain).
+        const float r_old = __fmul_rn(row_max[r], mult);
+        const float e = !fused_ ? (row_max[r] - m_ref[r]) * mult
+                        : fused ? r_old - __fmul_rn(m_ref[r], mult)
+                                : fmaf(-m_ref[r], mult, r_old);
+        // The first visible block: e = -inf, factor 0 (O and the sum are 0).
+        const float rescale = exp2_approx(e);
         row_sum[r] *= rescale;
         CUTE_UNROLL
         for (int c = 0; c < size<1>(acc_o); ++c) acc_o(r, c) *= rescale;
       }
     }
+    fused_ = fused;
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) row_max[r] = m_new[r];
+    if (fused) {
+      exp_block<true>(scores, m_ref, mult);
+    } else {
+      exp_block<false>(scores, m_ref, mult);
+    }
+  }
+
+  // scores <- p = 2^((s - m_ref) * mult) (or the fused 2^fma(s, mult, -m_ref * mult)); row sums.
+  template <bool kFused, class Scores>
+  __device__ __forceinline__ void exp_block(Scores& scores, const float (&m_ref)[kRows], float mult) {
+    using namespace cute;
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
-      const float m = m_new[r];
-      const float m_ref = m == -INFINITY ? 0.0f : m;
-      row_max[r] = m;
+      const float neg_r = -__fmul_rn(m_ref[r], mult);
       float sum = 0.0f;
       CUTE_UNROLL
       for (int c = 0; c < size<1>(scores); ++c) {
-        const float p = exp2_approx((scores(r, c) - m_ref) * mult);
+        const float x = kFused ? fmaf(scores(r, c), mult, neg_r) : (scores(r, c) - m_ref[r]) * mult;
+        float p;
+        if (kPolicy.poly_every > 0 && c % kPolicy.poly_every == kPolicy.poly_every - 1) {
+          p = exp2_fma<kPolicy.poly_degree>(x);
+        } else {
+          p = exp2_approx(x);
+        }
         scores(r, c) = p;
         sum += p;
       }
@@ -84,7 +150,9 @@ struct OnlineSoftmax {
     for (int r = 0; r < kRows; ++r) {
       const float sum = quad_allreduce_sum<kQuad>(row_sum[r]);
       const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
-      lse[r] = sum == 0.0f ? -INFINITY : row_max[r] * mult * kLn2 + logf(sum);
+      // fl(m * mult) is the fused form's reference R exactly; the score-domain form's m * mult
+      // rounds the same way.
+      lse[r] = sum == 0.0f ? -INFINITY : __fmul_rn(row_max[r], mult) * kLn2 + logf(sum);
       CUTE_UNROLL
       for (int c = 0; c < size<1>(acc_o); ++c) acc_o(r, c) *= inv;
     }

@@ -102,8 +102,9 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
   }
   const int64_t m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM;
   dim3 grid(static_cast<unsigned>(m_blocks), static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
-  if constexpr (Tr::kPersistent) {
-    // One CTA per SM (at most one per tile); the kernel walks the tiles in int arithmetic.
+  if constexpr (Tr::kPersistent || Tr::kLptGrid) {
+    // Persistent: one CTA per SM (at most one per tile); LPT grid: one CTA per tile on a 1-D grid.
+    // Either way the kernel walks TileOrder in int arithmetic.
     const int64_t tiles = m_blocks * p.heads_q * p.batch;
     if (tiles > INT32_MAX)
       return Status::NotSupported("sm90 forward: " + std::to_string(tiles) + " tiles exceed 2^31; use backend=sm80");
@@ -112,7 +113,7 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (err != cudaSuccess)
       return Status::Cuda(std::string("sm90 forward: SM count: ") + cudaGetErrorString(err));
-    grid = dim3(static_cast<unsigned>(tiles < sms ? tiles : sms));
+    grid = dim3(static_cast<unsigned>(Tr::kPersistent && tiles > sms ? sms : tiles));
     // TileOrder's groups: as many batch x head indices as keep their K and V within half of L2.
     int l2 = 0;
     if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
@@ -148,6 +149,11 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
       return p.transform_scores
                  ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin)
                  : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin);
+  }
+  if constexpr (kRow.block_n_full > 0) {
+    // No mask and no score transform: the wider key step of block_n_full.
+    if (!p.transform_scores && window_is_full(p.window))
+      return detail::launch_fwd<K, kRow.for_kernel(false, false, true), false>(p, stream, max_smem_optin);
   }
   return p.transform_scores ? detail::launch_fwd<K, kRow.for_kernel(true, false), true>(p, stream, max_smem_optin)
                             : detail::launch_fwd<K, kRow.for_kernel(false, false), false>(p, stream, max_smem_optin);

@@ -102,13 +102,22 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   const FwdParams& p = params.p;
   const bool varlen = p.cu_seqlens_q != nullptr;
   const int tidx = threadIdx.x;
-  // Non-persistent: grid (query blocks, heads, batch), one tile per CTA; query blocks are launched
-  // from the last to the first (longest first under a causal mask, as in TileOrder). A CTA whose
+  // Non-persistent: one tile per CTA. Grid (query blocks, heads, batch) with the query blocks
+  // launched from the last to the first, or (kLptGrid) a 1-D grid in TileOrder, so that the
+  // hardware's in-order dispatch starts the longest tiles first across heads too. A CTA whose
   // query block starts past its sequence (varlen, shorter than max_seqlen_q) returns before any
-  // barrier is initialized (all 384 threads alike).
+  // barrier is initialized (all threads alike).
   TileWork single{};
   if constexpr (!Tr::kPersistent) {
-    single = make_tile_work<kBlockM, kBlockN>(p, gridDim.x - 1 - blockIdx.x, blockIdx.y, blockIdx.z);
+    if constexpr (Tr::kLptGrid) {
+      const int m_blocks = static_cast<int>((p.seqlen_q + kBlockM - 1) / kBlockM);
+      const TileOrder order{m_blocks, p.heads_q, p.heads_q * p.batch, params.tile_group};
+      int m_block, head, batch;
+      order.decode(static_cast<int>(blockIdx.x), &m_block, &head, &batch);
+      single = make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
+    } else {
+      single = make_tile_work<kBlockM, kBlockN>(p, gridDim.x - 1 - blockIdx.x, blockIdx.y, blockIdx.z);
+    }
     if (!single.has_rows()) return;
   }
   // Runs fn(tile) on every tile of this CTA.
@@ -241,7 +250,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   int q_phase = 0;     // parity of the next Q load's barrier phase
 
   for_each_tile([&](const TileWork& w) {
-    OnlineSoftmax<kRows, 4> softmax;
+    OnlineSoftmax<kRows, 4, Tr::kSoftmaxPolicy> softmax;
     clear(acc_o);
     const float slope = kTransform && p.alibi_slopes != nullptr
                             ? p.alibi_slopes[w.batch * p.alibi_batch_stride + w.head]

@@ -10,6 +10,7 @@
 #include <cutlass/pipeline/sm90_pipeline.hpp>
 
 #include "common/fwd_params.h"
+#include "common/softmax.cuh"
 #include "sm90/roles.h"
 #include "sm90/tile_config.h"
 
@@ -38,7 +39,13 @@ struct FwdTraits {
   static constexpr bool kOverlap = C.overlap;
   static constexpr bool kPingPong = C.pingpong;
   static constexpr bool kPersistent = C.persistent;
+  static constexpr bool kLptGrid = C.lpt_grid && !C.persistent;  // 1-D grid in TileOrder
   static constexpr bool kWgRelease = C.wg_release;  // one empty-barrier arrival per consumer warpgroup
+  // Polynomial degree for the FMA-unit exp2s: P is rounded to Element next, so bf16 (8-bit mantissa)
+  // needs less than fp16 (11 bits).
+  static constexpr SoftmaxPolicy kSoftmaxPolicy{C.exp2_poly_every,
+                                                std::is_same_v<Element, cutlass::bfloat16_t> ? 3 : 4,
+                                                C.rescale_threshold, C.fused_exp2};
   static_assert(kBlockM == 64 * kConsumerWgs, "each consumer warpgroup owns 64 query rows");
   static_assert(kConsumerWgs >= 2 && kConsumerWgs <= kMaxConsumerWgs, "2 or 3 consumer warpgroups (roles.h budgets)");
   static_assert(producer_regs(kConsumerWgs) + kConsumerWgs * consumer_regs(kConsumerWgs) <= 512, "register budget");
@@ -129,7 +136,7 @@ struct FwdTraits {
     TmaQ tma_q;
     TmaKV tma_k;
     TmaKV tma_v;
-    int tile_group = 1;  // persistent: batch x head indices per TileOrder group
+    int tile_group = 1;  // persistent or LPT grid: batch x head indices per TileOrder group
   };
 };
 

@@ -28,15 +28,32 @@ struct FwdTileConfig {
   // The softcap/ALiBi kernel runs the overlapped loop too (false: the plain loop, where the
   // overlapped one spills with the score transform's extra registers).
   bool transform_overlap = true;
+  // Softmax: every exp2_poly_every-th score's exp2 on the FMA units (0: all on MUFU), and the lazy
+  // rescale threshold in log2 units (0: the reference max moves on any growth); common/softmax.cuh.
+  int exp2_poly_every = 0;
+  int rescale_threshold = 0;
+  bool fused_exp2 = false;  // p = 2^fma(s, mult, -R): one FFMA per score instead of FADD + FMUL
+  // Key rows per step for plain (no softcap/ALiBi) problems with no causal mask or window, where no
+  // block is masked and a wider step amortizes the per-step work; 0: block_n. A separate
+  // instantiation, picked by Fwd::run.
+  int block_n_full = 0;
+  // Non-persistent grid in TileOrder (fwd_kernel.cuh): one CTA per tile on a 1-D grid, tiles in
+  // L2-sized groups of batch x head with the longest query blocks first, so the hardware's in-order
+  // dispatch is a longest-first list schedule (false: grid (query blocks, heads, batch), each head's
+  // query blocks last to first).
+  bool lpt_grid = false;
   // Set by for_kernel, not in the rows: this instantiation is the persistent one.
   bool persistent = false;
 
   // The configuration one kernel instantiation runs: the row, for the softcap/ALiBi kernel
-  // (`transform`) without overlap and ping-pong when transform_overlap is off, and persistent or not.
-  constexpr FwdTileConfig for_kernel(bool transform, bool persistent_kernel) const {
+  // (`transform`) without overlap and ping-pong when transform_overlap is off, persistent or not,
+  // and with block_n_full's width for `full` (unmasked, plain) problems.
+  constexpr FwdTileConfig for_kernel(bool transform, bool persistent_kernel, bool full = false) const {
     FwdTileConfig c = *this;
     if (transform && !transform_overlap) c.overlap = c.pingpong = false;
     c.persistent = persistent_kernel;
+    if (full && block_n_full > 0) c.block_n = block_n_full;
+    c.block_n_full = 0;
     return c;
   }
 
@@ -88,6 +105,29 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D64_WGS
 #define FLASHCUTE_SM90_FWD_D64_WGS 3
 #endif
+// Softmax policy (common/softmax.cuh) for A/B builds: the lazy-rescale threshold of every row (-1:
+// the rows' values), d 64's share of exp2s on the FMA units (every Nth; 0: none).
+#ifndef FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD
+#define FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD -1
+#endif
+#ifndef FLASHCUTE_SM90_FWD_FUSED_EXP2
+#define FLASHCUTE_SM90_FWD_FUSED_EXP2 -1
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D64_POLY_EVERY
+#define FLASHCUTE_SM90_FWD_D64_POLY_EVERY 0
+#endif
+#ifndef FLASHCUTE_SM90_FWD_LPT_GRID
+#define FLASHCUTE_SM90_FWD_LPT_GRID -1
+#endif
+constexpr bool lpt_grid_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_LPT_GRID, measured); }
+// d 128: key rows per step of unmasked plain problems (0: block_n).
+#ifndef FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL
+#define FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL 0
+#endif
+constexpr bool fused_exp2_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_FUSED_EXP2, measured); }
+constexpr int rescale_threshold_choice(int measured) {
+  return FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD < 0 ? measured : FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD;
+}
 
 // Two pipeline stages everywhere. block_n is bounded by the consumer register budget (acc_o is d/2
 // fp32 registers per thread, S is block_n/2, P block_n/4) and by 227 KB of shared memory.
@@ -107,22 +147,25 @@ constexpr int persistent_limit_choice(int measured) {
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
-    //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap
+    //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap,
+    //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, lpt_grid
     {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, 128, 2, FLASHCUTE_SM90_FWD_D64_WGS,  // 88 KB (+24 KB O, persistent)
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
-     wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2},
+     wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
+     FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(0), fused_exp2_choice(false), 0, lpt_grid_choice(false)},
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
-     wg_release_choice(true)},
+     wg_release_choice(true), true, 0, rescale_threshold_choice(0), fused_exp2_choice(false), 0, lpt_grid_choice(false)},
     {128, 128, 128, 2, 2,  // 160 KB (+32 KB O, persistent)
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
-     wg_release_choice(true)},
+     wg_release_choice(true), true, 0, rescale_threshold_choice(0), fused_exp2_choice(false),
+     FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, lpt_grid_choice(false)},
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
-     wg_release_choice(true)},
+     wg_release_choice(true), true, 0, rescale_threshold_choice(0), fused_exp2_choice(false), 0, lpt_grid_choice(false)},
     // 224 KB; acc_o 128 + S 40 registers
     {256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
-     wg_release_choice(false), /*transform_overlap=*/false},
+     wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(0), fused_exp2_choice(false), 0, lpt_grid_choice(false)},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {

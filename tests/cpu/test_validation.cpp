@@ -423,12 +423,16 @@ TEST(Validation, SoftcapNegative) {
   EXPECT_REJECTED(run(a), StatusCode::kInvalidArgument, "softcap=inf must be finite and >= 0 (0 = off)");
 }
 
-TEST(Validation, ScaleNotFinite) {
+TEST(Validation, ScaleNotFiniteOrNotPositive) {
   FwdArgs a = valid_fwd();
   a.options.softmax_scale = std::numeric_limits<float>::infinity();
   EXPECT_REJECTED(run(a), StatusCode::kInvalidArgument, "softmax_scale=inf must be finite");
   a.options.softmax_scale = std::nanf("");
   EXPECT_REJECTED(run(a), StatusCode::kInvalidArgument, "softmax_scale=nan must be finite");
+  a.options.softmax_scale = 0.0f;
+  EXPECT_REJECTED(run(a), StatusCode::kInvalidArgument, "softmax_scale=0 must be > 0");
+  a.options.softmax_scale = -0.125f;
+  EXPECT_REJECTED(run(a), StatusCode::kInvalidArgument, "softmax_scale=-0.125 must be > 0");
 }
 
 TEST(Validation, CustomScaleIsKept) {

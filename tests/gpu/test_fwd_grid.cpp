@@ -17,7 +17,8 @@
 //   FullGrid (still run by default; filter with --gtest_filter=-*FullGrid*):
 //     Seqlens (1023/1024, 2048, 4224 with masks; 4224 checks sampled rows), all tile-boundary pairs,
 //     every head dim with softcap / windows / layouts, batch x heads, dv != d, ALiBi, and a seeded
-//     pairwise sweep over every axis at once.
+//     pairwise sweep over every axis at once, and {k-1, k, k+1, 2k-1, 2k+1} for every block size the
+//     two paths' tile tables compile (CompiledTiles).
 // Every case runs once per path (test_backends(): SM80 and SM90, names ending in _sm80 / _sm90); the
 // SM90 instances skip with a message on a GPU that is not compute capability 9.x.
 // A configuration this build does not compile (e.g. the CI preset's bf16/d128 only) is skipped with
@@ -30,6 +31,8 @@
 #include <vector>
 
 #include "fwd_harness.h"
+#include "sm80/tile_config.h"
+#include "sm90/tile_config.h"
 
 namespace flashcute::testing {
 namespace {
@@ -462,6 +465,51 @@ std::vector<FwdCase> full_persistent() {
   return v;
 }
 
+// {k-1, k, k+1, 2k-1, 2k+1} for every block size each compiled tile configuration uses (TESTING.md:
+// "for every tile size actually compiled"), read from the two paths' tables so that a new row or a
+// changed size is covered without editing this list: query sizes around block_m, key sizes around
+// block_n (and the SM90 rows' block_n_full, which runs unmasked plain problems only), at the row's
+// head dim; softcap on the SM80 transform rows. Each case runs on both paths, like every list here.
+std::vector<FwdCase> full_compiled_tiles() {
+  struct Sizes {
+    int64_t d, block_m, block_n;
+    bool transform, unmasked_only;
+  };
+  std::vector<Sizes> rows;
+  for (const sm80::FwdTileConfig& c : sm80::kFwdTileConfigs)
+    rows.push_back({c.head_dim, c.block_m, c.block_n, c.transform, false});
+  for (const sm90::FwdTileConfig& c : sm90::kFwdTileConfigs) {
+    rows.push_back({c.head_dim, c.block_m, c.block_n, false, false});
+    if (c.block_n_full > 0) rows.push_back({c.head_dim, 0, c.block_n_full, false, true});
+  }
+  std::vector<FwdCase> v;
+  std::vector<std::string> seen;
+  uint64_t seed = 16000;
+  int i = 0;
+  auto add = [&](const Sizes& r, Pair s, Mask m) {
+    FwdCase c = mk(kDtypes[i % 2], 1, s, i % 3 ? Heads{6, 2} : Heads{9, 9}, r.d, m, seed++);
+    if (r.transform) c.softcap = 30.0f;
+    ++i;
+    const std::string key = c.name();
+    for (const std::string& k : seen)
+      if (k == key) return;
+    seen.push_back(key);
+    v.push_back(c);
+  };
+  for (const Sizes& r : rows) {
+    for (const bool keys : {false, true}) {
+      const int64_t k = keys ? r.block_n : r.block_m;
+      if (k == 0) continue;
+      for (int64_t n : {k - 1, k, k + 1, 2 * k - 1, 2 * k + 1}) {
+        if (n < 1) continue;
+        const Pair s = keys ? Pair{70, n} : Pair{n, 97};
+        add(r, s, r.unmasked_only || n % 2 ? Mask::kNone : Mask::kCausal);
+      }
+    }
+  }
+  return v;
+}
+
 // Test names: the case's name(), made unique within its list.
 struct CaseName {
   std::vector<std::string> names;
@@ -490,6 +538,7 @@ FC_GRID(FullGrid, HeadDimV, full_head_dim_v());
 FC_GRID(FullGrid, Alibi, full_alibi());
 FC_GRID(FullGrid, Pairwise, full_pairwise());
 FC_GRID(FullGrid, Persistent, full_persistent());
+FC_GRID(FullGrid, CompiledTiles, full_compiled_tiles());
 
 }  // namespace
 }  // namespace flashcute::testing

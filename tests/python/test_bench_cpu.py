@@ -285,3 +285,21 @@ def test_sm90_targets_rule():
     got = {r[3]: r for r in t.rows(recs, fa3)}
     assert got[8192][-1] is True and abs(got[8192][8] - 1.155) < 1e-9   # 700/600 = 1.167 >= 1.05 * 1.1
     assert got[512][-1] is False and got[512][8] == 1.0                  # 500/600 < max(1, 0.5)
+
+
+def test_ab_cli_report_pairs_rounds(tmp_path):
+    import ab_cli_report
+
+    def write(name, rnd, tflops):
+        rec = {"impl": "flashcute_sm90", "pass": "fwd", "d": 128, "causal": False, "seqlen": 8192,
+               "status": "ok", "tflops": tflops}
+        (tmp_path / f"{name}-r{rnd}-s0.json").write_text(json.dumps({"records": [rec]}))
+
+    # Round 1 runs everything 20% slower (clock drift): the paired ratio still reads 1.1.
+    for rnd, scale in ((0, 1.0), (1, 0.8), (2, 1.0)):
+        write("base", rnd, 600 * scale)
+        write("new", rnd, 660 * scale)
+    text = ab_cli_report.table(str(tmp_path), ["base", "new"])
+    row = [line for line in text.splitlines() if "flashcute_sm90" in line][0]
+    assert "1.100 (1.100-1.100)" in row
+    assert "| 600.0 |" in row and "| 660.0 |" in row
