@@ -16,7 +16,7 @@
 #define FLASHCUTE_SM80_FWD_D128_BLOCK_N 32
 #endif
 #ifndef FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH
-#define FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH true
+#define FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH false
 #endif
 #ifndef FLASHCUTE_SM80_FWD_D64_BLOCK_N
 #define FLASHCUTE_SM80_FWD_D64_BLOCK_N 64
@@ -63,6 +63,9 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     // smem address rebuild in fwd_kernel.cuh (255 / 255 regs, 0 spills); 64 x 128 (16 rows per warp)
     // was the spill-free fallback before that. Two K/V stages (64 KB smem, still 2 CTAs per SM):
     // +2-3% non-causal, causal flat. Query blocks last first measured 3-6% slower here (H100).
+    // Operand fragments loaded slice by slice, not one slice ahead: +2-3% non-causal, +0-1% causal
+    // (H100, 2026-11-24). block_n 64 ran 7-10% faster still but spills 172-184 bytes with or without
+    // the prefetch and with one K/V stage (block_n 48: 190), so it is not taken.
     {128, false, 128, FLASHCUTE_SM80_FWD_D128_BLOCK_N, 4, FLASHCUTE_SM80_FWD_D128_KV_STAGES, false,
      FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH},
     // d 128 with softcap/ALiBi: block_n 128 spills 356 bytes on sm_80; 64x64 fits (255 regs); 48 KB.
