@@ -28,7 +28,7 @@ enum class Backend : int32_t { kAuto = 0, kSm80 = 1, kSm90 = 2 };
 const char* to_string(Backend backend);
 
 struct AttentionOptions {
-  // Scale applied to QK^T. Empty = 1/sqrt(d). Must be finite.
+  // Scale applied to QK^T. Empty = 1/sqrt(d). Must be finite and > 0.
   std::optional<float> softmax_scale;
   // Causal mask aligned bottom-right (query i sees key j <= i + seqlen_k - seqlen_q).
   // Equivalent to window_right = 0; combining it with window_right > 0 is an error.

@@ -73,8 +73,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
                     alibi_slopes=None, deterministic=False, return_attn_probs=False):
     """out (batch, seqlen_q, nheads, headdim_v) = softmax(q k^T * softmax_scale [masked]) v.
 
-    softmax_scale: default 1/sqrt(headdim). causal and window_size=(left, right) are aligned to the
-    bottom-right corner of the attention matrix; -1 = unbounded. softcap > 0: c*tanh(s/c).
+    softmax_scale: default 1/sqrt(headdim); must be > 0. causal and window_size=(left, right) are
+    aligned to the bottom-right corner of the attention matrix; -1 = unbounded. softcap > 0: c*tanh(s/c).
     alibi_slopes: fp32 (nheads,) or (batch, nheads). MQA/GQA: nheads % nheads_k == 0.
     return_attn_probs: also return softmax_lse (batch, nheads, seqlen_q) and None.
     """

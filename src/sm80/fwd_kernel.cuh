@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   auto s2r_thr_v = s2r_copy_v.get_thread_slice(tidx);
 
   constexpr int kRows = decltype(size<0>(rowcol_layout(acc_o.layout())))::value;
-  OnlineSoftmax<kRows, 4> softmax;
+  OnlineSoftmax<kRows, 4, Tr::kSoftmaxPolicy> softmax;
   clear(acc_o);
   const float mult = p.score_log2_mult;
   const float slope =

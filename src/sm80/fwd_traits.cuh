@@ -5,6 +5,7 @@
 #include <cute/tensor.hpp>
 #include <cutlass/numeric_types.h>
 
+#include "common/softmax.cuh"
 #include "sm80/tile_config.h"
 
 namespace flashcute::sm80 {
@@ -20,6 +21,7 @@ struct FwdTraits {
   static constexpr int kKvStages = C.kv_stages;
   static constexpr bool kReverseM = C.reverse_m;
   static constexpr bool kFragPrefetch = C.frag_prefetch;
+  static constexpr SoftmaxPolicy kSoftmaxPolicy{0, 3, C.rescale_threshold};
   static_assert(kHeadDim % 32 == 0 && kBlockM % (16 * kWarps) == 0 && kBlockN % 16 == 0 &&
                     (kKvStages == 1 || kKvStages == 2), "bad tile config");
 

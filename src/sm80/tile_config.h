@@ -21,6 +21,11 @@
 #ifndef FLASHCUTE_SM80_FWD_D64_BLOCK_N
 #define FLASHCUTE_SM80_FWD_D64_BLOCK_N 64
 #endif
+// Lazy-rescale threshold of every row's softmax (common/softmax.cuh; 0: the reference max moves on
+// any growth), for A/B builds.
+#ifndef FLASHCUTE_SM80_FWD_RESCALE_THRESHOLD
+#define FLASHCUTE_SM80_FWD_RESCALE_THRESHOLD 0
+#endif
 #ifndef FLASHCUTE_SM80_FWD_D64_REVERSE_M
 #define FLASHCUTE_SM80_FWD_D64_REVERSE_M true
 #endif
@@ -37,6 +42,7 @@ struct FwdTileConfig {
                       // 2 = the next block's K and V land in the other buffer during this step (one barrier)
   bool reverse_m = false;  // launch the query blocks last first (causal: longest CTAs in the first wave)
   bool frag_prefetch = true;  // products load k-slice i+1's operand fragments before slice i's MMAs
+  int rescale_threshold = FLASHCUTE_SM80_FWD_RESCALE_THRESHOLD;  // softmax's lazy rescale (log2 units)
 
   constexpr int threads() const { return warps * 32; }
   // Q tile + kv_stages x (K tile + V tile), 16-bit elements; O is staged in Q's space at the end.

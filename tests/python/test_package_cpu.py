@@ -270,6 +270,8 @@ def test_not_a_tensor_is_a_type_error():
         (ValueError, "window_left=-2 must be >= -1 (-1 = unbounded)", dense(), {"window_size": (-2, -1)}),
         (ValueError, "softcap=-1 must be finite and >= 0 (0 = off)", dense(), {"softcap": -1.0}),
         (ValueError, "softmax_scale=inf must be finite", dense(), {"softmax_scale": float("inf")}),
+        (ValueError, "softmax_scale=0 must be > 0", dense(), {"softmax_scale": 0.0}),
+        (ValueError, "softmax_scale=-0.5 must be > 0", dense(), {"softmax_scale": -0.5}),
         (ValueError, "backend='sm70' is not a known backend (auto, sm80, sm90)", dense(), {"backend": "sm70"}),
         (NotImplementedError, "dropout_p=0.1: dropout is not built yet; only dropout_p=0 is supported", dense(),
          {"dropout_p": 0.1}),
