@@ -21,10 +21,9 @@
 #ifndef FLASHCUTE_SM80_FWD_D64_BLOCK_N
 #define FLASHCUTE_SM80_FWD_D64_BLOCK_N 64
 #endif
-// Lazy-rescale threshold of every row's softmax (common/softmax.cuh; 0: the reference max moves on
-// any growth), for A/B builds.
-#ifndef FLASHCUTE_SM80_FWD_RESCALE_THRESHOLD
-#define FLASHCUTE_SM80_FWD_RESCALE_THRESHOLD 0
+// d 128's lazy-rescale threshold (common/softmax.cuh; 0: the reference max moves on any growth).
+#ifndef FLASHCUTE_SM80_FWD_D128_RESCALE_THRESHOLD
+#define FLASHCUTE_SM80_FWD_D128_RESCALE_THRESHOLD 8
 #endif
 #ifndef FLASHCUTE_SM80_FWD_D64_REVERSE_M
 #define FLASHCUTE_SM80_FWD_D64_REVERSE_M true
@@ -42,7 +41,7 @@ struct FwdTileConfig {
                       // 2 = the next block's K and V land in the other buffer during this step (one barrier)
   bool reverse_m = false;  // launch the query blocks last first (causal: longest CTAs in the first wave)
   bool frag_prefetch = true;  // products load k-slice i+1's operand fragments before slice i's MMAs
-  int rescale_threshold = FLASHCUTE_SM80_FWD_RESCALE_THRESHOLD;  // softmax's lazy rescale (log2 units)
+  int rescale_threshold = 0;  // softmax's lazy rescale (log2 units; 0 = off)
 
   constexpr int threads() const { return warps * 32; }
   // Q tile + kv_stages x (K tile + V tile), 16-bit elements; O is staged in Q's space at the end.
@@ -71,9 +70,10 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     // +2-3% non-causal, causal flat. Query blocks last first measured 3-6% slower here (H100).
     // Operand fragments loaded slice by slice, not one slice ahead: +2-3% non-causal, +0-1% causal
     // (H100, 2026-11-24). block_n 64 ran 7-10% faster still but spills 172-184 bytes with or without
-    // the prefetch and with one K/V stage (block_n 48: 190), so it is not taken.
+    // the prefetch and with one K/V stage (block_n 48: 190), so it is not taken. Lazy rescale
+    // (threshold 8): +1-3% non-causal, +1-8% causal; at d 64 it lost 3-6% at 16k, so d 64 keeps 0.
     {128, false, 128, FLASHCUTE_SM80_FWD_D128_BLOCK_N, 4, FLASHCUTE_SM80_FWD_D128_KV_STAGES, false,
-     FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH},
+     FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH, FLASHCUTE_SM80_FWD_D128_RESCALE_THRESHOLD},
     // d 128 with softcap/ALiBi: block_n 128 spills 356 bytes on sm_80; 64x64 fits (255 regs); 48 KB.
     {128, true, 64, 64, 4},
     // d 192: 254 regs; 72 KB.
