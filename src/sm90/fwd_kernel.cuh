@@ -86,6 +86,12 @@ struct TileOrder {
   }
 };
 
+// TileOrder over the grid of (query blocks of kBlockM rows) x heads x batch.
+template <int kBlockM>
+__device__ __forceinline__ TileOrder make_tile_order(const FwdParams& p, int tile_group) {
+  return TileOrder{static_cast<int>((p.seqlen_q + kBlockM - 1) / kBlockM), p.heads_q, p.heads_q * p.batch, tile_group};
+}
+
 template <class Tr, bool kTransform>
 __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_constant__ typename Tr::Params params) {
   using namespace cute;
@@ -110,10 +116,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   TileWork single{};
   if constexpr (!Tr::kPersistent) {
     if constexpr (Tr::kLptGrid) {
-      const int m_blocks = static_cast<int>((p.seqlen_q + kBlockM - 1) / kBlockM);
-      const TileOrder order{m_blocks, p.heads_q, p.heads_q * p.batch, params.tile_group};
       int m_block, head, batch;
-      order.decode(static_cast<int>(blockIdx.x), &m_block, &head, &batch);
+      make_tile_order<kBlockM>(p, params.tile_group).decode(static_cast<int>(blockIdx.x), &m_block, &head, &batch);
       single = make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
     } else {
       single = make_tile_work<kBlockM, kBlockN>(p, gridDim.x - 1 - blockIdx.x, blockIdx.y, blockIdx.z);
@@ -123,9 +127,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // Runs fn(tile) on every tile of this CTA.
   auto for_each_tile = [&](auto&& fn) {
     if constexpr (Tr::kPersistent) {
-      const int m_blocks = static_cast<int>((p.seqlen_q + kBlockM - 1) / kBlockM);
-      const TileOrder order{m_blocks, p.heads_q, p.heads_q * p.batch, params.tile_group};
-      const int num_tiles = m_blocks * p.heads_q * p.batch;  // the launcher checked it fits
+      const TileOrder order = make_tile_order<kBlockM>(p, params.tile_group);
+      const int num_tiles = order.m_blocks * order.batch_heads;  // the launcher checked it fits
       // Round r hands CTA c the tile r * grid + c, in reverse (grid - 1 - c) on odd rounds: in
       // TileOrder's longest-first order the CTA that got a round's longest tile gets the next
       // round's shortest, so the per-CTA sums stay balanced under a causal mask.
