@@ -17,6 +17,8 @@ import re
 import statistics
 import sys
 
+from bench_report import md_table
+
 
 def load(directory, name):
     """{(impl, pass, d, causal, seqlen): {round: tflops}}"""
@@ -41,7 +43,7 @@ def table(directory, names):
     head = ["impl", "pass", "d", "causal", "seqlen", f"{names[0]} TFLOP/s"]
     for n in names[1:]:
         head += [f"{n} TFLOP/s", f"{n} / {names[0]}"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    body = []
     for k in keys:
         cells = [k[0], k[1], str(k[2]), "yes" if k[3] else "no", str(k[4])]
         b = base.get(k, {})
@@ -51,8 +53,8 @@ def table(directory, names):
             cells.append(f"{statistics.median(v.values()):.1f}" if v else "–")
             ratios = [v[r] / b[r] for r in v if r in b]
             cells.append(f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})" if ratios else "–")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        body.append(cells)
+    return md_table(head, body)
 
 
 def main(argv=None):

@@ -17,6 +17,8 @@ import re
 import statistics
 import sys
 
+from bench_report import md_table
+
 OURS = "flashcute_sm80"
 
 
@@ -44,7 +46,7 @@ def table(directory, names, peer):
     head = ["pass", "d", "causal", "seqlen"]
     for i, n in enumerate(names):
         head += [f"{n} / {peer}", f"{n} TFLOP/s"] + ([f"{n} / {names[0]}"] if i else [])
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    body = []
     for k in keys:
         cells = [k[0], str(k[1]), "yes" if k[2] else "no", str(k[3])]
         base = None
@@ -61,8 +63,8 @@ def table(directory, names, peer):
                 base = med
             else:
                 cells.append(f"{med / base:.3f}" if base else "–")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        body.append(cells)
+    return md_table(head, body)
 
 
 def main(argv=None):

@@ -139,6 +139,12 @@ def cell(row, impl):
     return {"oom": "oom", "error": "err", "unsupported": "n/s", "skipped": "cap", "not run": "–"}.get(status, "–")
 
 
+def md_table(head, rows):
+    """A Markdown table: the header cells, then one list of cells per row."""
+    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] +
+                     ["| " + " | ".join(cells) + " |" for cells in rows])
+
+
 def markdown_table(rows, impls, with_fa3):
     """The table for one (dtype, pass): rows in order, TFLOP/s per implementation, then the ratios."""
     head = ["d", "causal", "seqlen", "batch x heads"] + [label(n) for n in impls]
@@ -146,7 +152,7 @@ def markdown_table(rows, impls, with_fa3):
     if with_fa3:
         head += ["FA3 (stored JSON, not this run)", "ours / FA3 (stored)", "ours vs FA3 via cuDNN"]
     head += ["max rel diff"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    body = []
     for r in rows:
         cells = [str(r["d"]), "yes" if r["causal"] else "no", str(r["seqlen"]), f"{r['batch']}x{r['heads']}"]
         cells += [cell(r, n) for n in impls]
@@ -158,8 +164,8 @@ def markdown_table(rows, impls, with_fa3):
             cells += [fmt_num(r["fa3_stored"]), fmt_ratio(r["vs_fa3_stored"]), fmt_ratio(r["vs_fa3_via_cudnn"])]
         diffs = [s["rel_diff"] for s in r["spot"].values() if s.get("rel_diff") is not None]
         cells.append(f"{max(diffs):.1e}" if diffs else "–")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        body.append(cells)
+    return md_table(head, body)
 
 
 def impls_in(records):
