@@ -145,7 +145,7 @@ constexpr int rescale_threshold_choice(int measured) {
 //   long causal rows), so rows use it only up to 1k keys. At d 256 (O shares Q's space) it lost.
 // - d 96 and d 192 were not re-measured: d 96 keeps two warpgroups and d 192 follows d 128's loop.
 // - Softmax (session 5, interleaved A/B of prebuilt binaries, 3 rounds, bf16, seqlen 1k/2k/8k): the
-//   lazy rescale (threshold 8) alone: d 128 +2-6%, d 256 +1-5%, d 64 -4% to +2%; with the fused FFMA
+//   lazy rescale (threshold 8) alone: d 128 +2-6%, d 256 -0.5% to +5%, d 64 -4% to +2%; with the fused FFMA
 //   exponent on top: d 64 +0-11% over the exact form (8k 497 -> 552), but at d 128 / d 256 no better
 //   than the threshold alone and 3% worse at d 256 1k (ranges apart), so fused is d 64's only
 //   (d 96 and d 192 follow d 128). FMA-unit exp2s at
