@@ -144,14 +144,13 @@ constexpr int rescale_threshold_choice(int measured) {
 //   order): d 64 +7-18% at 512 and 1k keys, d 128 +2-6% at 1k; from 2k keys it lost 1-23% (worst on
 //   long causal rows), so rows use it only up to 1k keys. At d 256 (O shares Q's space) it lost.
 // - d 96 and d 192 were not re-measured: d 96 keeps two warpgroups and d 192 follows d 128's loop.
-// - Softmax (session 5, interleaved A/B of prebuilt binaries, 3 rounds, bf16, seqlen 1k/2k/8k): the
-//   lazy rescale (threshold 8) alone: d 128 +2-6%, d 256 -0.5% to +5%, d 64 -4% to +2%; with the fused FFMA
-//   exponent on top: d 64 +0-11% over the exact form (8k 497 -> 552), but at d 128 / d 256 no better
-//   than the threshold alone and 3% worse at d 256 1k (ranges apart), so fused is d 64's only
-//   (d 96 and d 192 follow d 128). FMA-unit exp2s at
-//   d 64 (1 in 8: -5-8% against the fused form; 1 in 4: worse) and block_n_full 176 at d 128 (-2% to
-//   +1%) did not pay and stay off, as does the TileOrder grid (lpt_grid: -1% to -7%; its L2 groups
-//   span more heads than the head-major grid keeps in flight).
+// - Softmax (session 5, interleaved A/B of prebuilt binaries, 3 rounds, bf16, seqlen 1k/2k/8k):
+//   the lazy rescale (threshold 8) alone: d 128 +2-6%, d 256 -0.5% to +5%, d 64 -4% to +2%; with
+//   the fused FFMA exponent on top: d 64 +0-11% over the exact form (8k 497 -> 552), but at d 128 /
+//   d 256 no better than the threshold alone and 3% worse at d 256 1k (ranges apart), so fused is
+//   d 64's only (d 96 and d 192 follow d 128). FMA-unit exp2s at d 64 (1 in 8: -5-8% against the
+//   fused form; 1 in 4: worse) and block_n_full 176 at d 128 (-2% to +1%) did not pay and stay off,
+//   as does the TileOrder grid (lpt_grid: -1% to -7%).
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
