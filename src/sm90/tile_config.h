@@ -105,29 +105,30 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D64_WGS
 #define FLASHCUTE_SM90_FWD_D64_WGS 3
 #endif
-// Softmax policy (common/softmax.cuh) for A/B builds: the lazy-rescale threshold of every row (-1:
-// the rows' values), d 64's share of exp2s on the FMA units (every Nth; 0: none).
+// Softmax policy (common/softmax.cuh) and launch-shape switches for A/B builds; -1 keeps the rows'
+// values where a row has one. The lazy-rescale threshold of every row; the fused exponent (0/1);
+// d 64's share of exp2s on the FMA units (every Nth; 0: none); d 128's key step for unmasked plain
+// problems (0: block_n); the TileOrder grid for the non-persistent kernel (0/1).
 #ifndef FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD
 #define FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD -1
 #endif
+constexpr int rescale_threshold_choice(int measured) {
+  return FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD < 0 ? measured : FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD;
+}
 #ifndef FLASHCUTE_SM90_FWD_FUSED_EXP2
 #define FLASHCUTE_SM90_FWD_FUSED_EXP2 -1
 #endif
+constexpr bool fused_exp2_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_FUSED_EXP2, measured); }
 #ifndef FLASHCUTE_SM90_FWD_D64_POLY_EVERY
 #define FLASHCUTE_SM90_FWD_D64_POLY_EVERY 0
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL
+#define FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL 0
 #endif
 #ifndef FLASHCUTE_SM90_FWD_LPT_GRID
 #define FLASHCUTE_SM90_FWD_LPT_GRID -1
 #endif
 constexpr bool lpt_grid_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_LPT_GRID, measured); }
-// d 128: key rows per step of unmasked plain problems (0: block_n).
-#ifndef FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL
-#define FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL 0
-#endif
-constexpr bool fused_exp2_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_FUSED_EXP2, measured); }
-constexpr int rescale_threshold_choice(int measured) {
-  return FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD < 0 ? measured : FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD;
-}
 
 // Two pipeline stages everywhere. block_n is bounded by the consumer register budget (acc_o is d/2
 // fp32 registers per thread, S is block_n/2, P block_n/4) and by 227 KB of shared memory.

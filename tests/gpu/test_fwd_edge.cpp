@@ -2,7 +2,8 @@
 //
 //   FwdEmpty        seqlen_q 0, seqlen_k 0 (out exactly 0, lse -inf), batch 0, varlen totals 0
 //   FwdMasked       rows that see no key: out exactly 0, lse -inf, no NaN
-//   FwdLargeLogits  bf16 q=k=v=133120 (d 16..128, padded up) and randn x5 at short seqlens
+//   FwdLargeLogits  bf16 q=k=v=133120 (d 16..128, padded up) and randn x5 at short seqlens; huge
+//                   logits in the last key block processed (the fused exponent's switch mid-tile)
 //   FwdNaN          a NaN in one query row stays in that row
 //   FwdMetamorphic  key/value permutation, GQA == MHA with repeated K/V (bitwise), varlen == dense per
 //                   sequence (bitwise), a sample alone == inside a batch of 32 (bitwise)
@@ -202,6 +203,72 @@ INSTANTIATE_TEST_SUITE_P(HeadDims, FwdLargeLogitsConst,
                          [](const auto& p) {
                            return "d" + std::to_string(std::get<0>(p.param)) + "_" + to_string(std::get<1>(p.param));
                          });
+
+// Large logits arriving late in a tile. The fused-exponent softmax (SM90, d 64) switches to the
+// score-domain form for the rest of a tile once a row's scaled max reaches 2^20, and rescales what it
+// has summed so far from the fused reference (common/softmax.cuh). Key blocks run from the last to
+// the first, so ordinary logits come first (q x 128 against randn k: scaled maxima of a few hundred)
+// and the first 128 keys, k x 8192 (still finite in fp16), arrive last and lift every row's max to
+// about 2^21 or more. Both dtypes, with and without a causal mask (every row sees the first keys).
+class FwdLargeLogitsLate : public OnBackend {};
+
+TEST_P(FwdLargeLogitsLate, FusedThenScoreDomain) {
+  FC_REQUIRE_GPU();
+  uint64_t seed = 60;
+  for (DType dt : {kBf16, kFp16}) {
+    for (bool causal : {false, true}) {
+      FwdCase c = dense(dt, 2, 200, 640, 4, 2, 64, seed++);
+      c.causal = causal;
+      FwdInputs in = make_inputs(c);
+      for (size_t i = 0; i < in.q.vals.size(); ++i) in.q.set(dt, static_cast<int64_t>(i), in.q.vals[i] * 128.0);
+      for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t j = 0; j < 128; ++j)
+          for (int64_t h = 0; h < c.heads_kv; ++h)
+            for (int64_t col = 0; col < c.d; ++col) {
+              const int64_t i = in.k.index(b * c.seqlen_k + j, h, col);
+              in.k.set(dt, i, in.k.vals[i] * 8192.0);
+            }
+      FC_EXPECT_FWD_OUTCOME(check_fwd_case(c, in));
+    }
+  }
+}
+
+// The same switch with every row's scaled max just below 2^20 in the blocks processed first and just
+// above it in the last one (2^20 - 5.06 -> 2^20 + 5.0 in fp32: past the lazy-rescale threshold of
+// 8, so the reference moves), so the 512 earlier keys keep a weight of about 2^-10 each against the
+// last 128: a wrong fused -> score-domain factor (1, or the wrong sign) would move out far past
+// tolerance. q is constant (every row alike); k rows are 62 x y, z1 and z2, with z2 setting the
+// fine logit (default scale 1/8: scaled max = (62 y + z1 + z2) q * log2(e) / 8). Exact in both
+// dtypes.
+TEST_P(FwdLargeLogitsLate, FusedThenScoreDomainNearTheSwitch) {
+  FC_REQUIRE_GPU();
+  uint64_t seed = 70;
+  for (DType dt : {kBf16, kFp16}) {
+    // fp16 tops out at 65504: q = 2 and k halved give the same logits.
+    const double qv = dt == kBf16 ? 1.0 : 2.0;
+    const double y = 92160.0 / qv, z1 = 100352.0 / qv, z2_first = 240.0 / qv, z2_last = 296.0 / qv;
+    for (bool causal : {false, true}) {
+      FwdCase c = dense(dt, 2, 200, 640, 4, 2, 64, seed++);
+      c.causal = causal;
+      FwdInputs in = make_inputs(c);
+      for (size_t i = 0; i < in.q.vals.size(); ++i) in.q.set(dt, static_cast<int64_t>(i), qv);
+      for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t j = 0; j < c.seqlen_k; ++j)
+          for (int64_t h = 0; h < c.heads_kv; ++h)
+            for (int64_t col = 0; col < c.d; ++col) {
+              const double x = col < 62 ? y : col == 62 ? z1 : (j < 128 ? z2_last : z2_first);
+              in.k.set(dt, in.k.index(b * c.seqlen_k + j, h, col), x);
+            }
+      ASSERT_EQ(in.k.vals[in.k.index(0, 0, 63)], z2_last) << "inputs must be exact in the dtype";
+      ASSERT_EQ(in.k.vals[in.k.index(200, 0, 63)], z2_first);
+      ASSERT_EQ(in.k.vals[in.k.index(0, 0, 0)], y);
+      ASSERT_EQ(in.k.vals[in.k.index(0, 0, 62)], z1);
+      FC_EXPECT_FWD_OUTCOME(check_fwd_case(c, in));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(D64, FwdLargeLogitsLate, ::testing::ValuesIn(test_backends()), backend_param_name);
 
 // randn x5 at short seqlens: the softmax is nearly one-hot; finite and within tolerance.
 std::vector<FwdCase> randn_x5_cases() {
