@@ -309,8 +309,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   Tensor tKcK = g2s.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
 
   // Q, dO, and the rows' LSE (log2 units) and D of query block m_block into buffer b.
-  const auto load_q_do = [&](int m_block, int b) {
-    const BwdCtaScalars& sc = *scalars;
+  const auto load_q_do = [&](int m_block, int b, const BwdCtaScalars& sc) {
+    // The thread's partitions from a fresh thread index (utils.cuh): built from `tidx` at the top,
+    // their per-thread offsets were hoisted and kept live (or spilled) across the main loop.
+    const int tidx = fresh_tid_x();
+    const auto g2s = gmem_copy.get_thread_slice(tidx);
+    const Tensor tQcQ = g2s.partition_S(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
     const int m0 = m_block * kBlockM;
     Tensor gQ = local_tile(make_tensor(make_gmem_ptr(static_cast<const Element*>(sc.q)),
                                        make_shape(sc.len_q, Int<kHeadDim>{}), make_stride(sc.q_row_stride, _1{})),
@@ -372,9 +376,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   Tensor tdKrdSt = make_fragment_like(tdVrPt);
   Tensor tdKrQt = make_fragment_like(tdVrdOt);
   auto s2r_dkv_a = make_tiled_copy_A(typename Tr::SmemCopyAtomT{}, mma_dkv);
-  auto s2r_thr_dkv_a = s2r_dkv_a.get_thread_slice(tidx);
   auto s2r_dkv_b = make_tiled_copy_B(typename Tr::SmemCopyAtomT{}, mma_dkv);
-  auto s2r_thr_dkv_b = s2r_dkv_b.get_thread_slice(tidx);
   Tensor acc_dk = partition_fragment_C(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});  // (MMA, MMA_N, MMA_D)
   Tensor acc_dv = partition_fragment_C(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});
   clear(acc_dk);
@@ -396,8 +398,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   auto s2r_thr_dq_a = s2r_dq_a.get_thread_slice(tidx);
   auto s2r_dq_b = make_tiled_copy_B(typename Tr::SmemCopyAtomT{}, mma_dq);
   auto s2r_thr_dq_b = s2r_dq_b.get_thread_slice(tidx);
-  Tensor tdQcdQ = thr_dq.partition_C(make_identity_tensor(SlicedQ{}));  // (MMA, MMA_M, MMA_D) -> (row, col in slice)
-  Tensor tdQcdQ_rc = make_tensor(tdQcdQ.data(), rowcol_layout(tdQcdQ.layout()));
 
   const float slope = p.alibi_slopes != nullptr ? p.alibi_slopes[batch * p.alibi_batch_stride + head] : 0.0f;
 
@@ -414,7 +414,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   if (m_count > 0) {
     copy_zfill(gmem_copy, tKgK, tKsK, tKcK, len_k - n0, p.head_dim);
     copy_zfill(gmem_copy, tVgV, tVsV, tKcK, len_k - n0, p.head_dim_v);
-    load_q_do(m_at(0), 0);
+    load_q_do(m_at(0), 0, *scalars);
     cp_async_fence();
   }
 
@@ -423,8 +423,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     const int m_block = m_at(it);
     const int buf = kStages == 2 ? it & 1 : 0;
     const int m0 = m_block * kBlockM;
-    const int len_q = scalars->len_q;
-    const int len_k = scalars->len_k;
 
     // The plain kernel rebuilds the products' smem views each step from a base address the compiler
     // cannot see through (as the forward does): otherwise ptxas hoists swizzled ldmatrix addresses out
@@ -444,6 +442,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     Element* const st_ds = st_p + Tr::kSmemPdS;
     const float* const st_lse2 = reinterpret_cast<const float*>(st_ds + Tr::kSmemPdS) + buf * kBlockM;
     const float* const st_dd = st_lse2 + kStages * kBlockM;
+    // The parked scalars, read through the same opaque base: from `scalars` ptxas hoisted the loads
+    // out of the loop (nothing in it writes them) and kept the values live, or spilled them.
+    const BwdCtaScalars& sc =
+        *reinterpret_cast<const BwdCtaScalars*>(reinterpret_cast<const float*>(st_ds + Tr::kSmemPdS) + 2 * kStages * kBlockM);
+    const int len_q = sc.len_q;
+    const int len_k = sc.len_k;
 
     cp_async_wait<0>();
     // RAW: Q[m], dO[m] (and K, V) landed for every warp. WAR: every warp finished the previous block's
@@ -451,7 +455,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     __syncthreads();
     if constexpr (kStages == 2) {
       if (it + 1 < m_count) {
-        load_q_do(m_at(it + 1), buf ^ 1);
+        load_q_do(m_at(it + 1), buf ^ 1, sc);
         cp_async_fence();
       }
     }
@@ -503,6 +507,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     }
     __syncthreads();  // RAW: P and dS tiles complete in smem before any warp reads other warps' rows
 
+    // Thread slices of dV/dK (and dQ's coordinates below) from a fresh thread index, as in load_q_do.
+    const auto s2r_thr_dkv_a = s2r_dkv_a.get_thread_slice(fresh_tid_x());
+    const auto s2r_thr_dkv_b = s2r_dkv_b.get_thread_slice(fresh_tid_x());
     const auto dkv_a = [&](Element* base) {
       return s2r_thr_dkv_a.partition_S(make_tensor(make_smem_ptr(base), typename Tr::SmemLayoutPdSt{}));
     };
@@ -525,7 +532,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     int* semaphore = nullptr;
     int turn = 0;
     const int rows_left = len_q - m0;
-    float* dq_block = scalars->dq_acc + int64_t(m0) * p.head_dim;
+    float* dq_block = sc.dq_acc + int64_t(m0) * p.head_dim;
     // No row or column out of range. Plain kernel only: the second copy of the reductions made the
     // softcap/ALiBi kernel spill at d 192/256 (sm_80).
     const bool dq_interior = !kTransform && rows_left >= kBlockM && p.head_dim == kHeadDim;
@@ -540,7 +547,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
                                                    SliceKt{}, make_coord(slice, 0))),
                s2r_dq_a, s2r_dq_b, s2r_thr_dq_a, s2r_thr_dq_b);
       if (p.deterministic && slice == 0) {
-        semaphore = scalars->semaphores + m_block * (kBlockM / kBwdMinBlockM);
+        semaphore = sc.semaphores + m_block * (kBlockM / kBwdMinBlockM);
         int begin, end;  // the first key block that rows of this query block see: begin(first row) / kBlockN
         visible_key_range_i32(m0, len_q, len_k, p.window, &begin, &end);
         turn = n_block - begin / kBlockN;
@@ -551,6 +558,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         __syncthreads();  // the whole CTA adds only after the previous key block's adds are visible
       }
       Tensor acc_dq_rc = make_tensor(acc_dq.data(), rowcol_layout(acc_dq.layout()));  // (rows, cols)
+      const Tensor tdQcdQ = mma_dq.get_thread_slice(fresh_tid_x()).partition_C(make_identity_tensor(SlicedQ{}));
+      const Tensor tdQcdQ_rc = make_tensor(tdQcdQ.data(), rowcol_layout(tdQcdQ.layout()));  // -> (row, col in slice)
       if (dq_interior) {
         // No predicates, and every address is this thread's first one plus a compile-time offset
         // (rows of kHeadDim floats): one reduction each instead of ~10 instructions.
@@ -591,7 +600,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     if constexpr (kStages == 1) {
       if (it + 1 < m_count) {
         __syncthreads();  // WAR: every warp finished reading Q[m] and dO[m] before they are overwritten
-        load_q_do(m_at(it + 1), 0);
+        load_q_do(m_at(it + 1), 0, sc);
         cp_async_fence();
       }
     }
@@ -612,65 +621,73 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   }
 
   // --- epilogue: dK (scaled) and dV -------------------------------------------------------------
-  const int64_t k_row0_e = scalars->k_row0;
-  const int len_k_e = scalars->len_k;
-  const int rows_k = len_k_e - n0;
-  CUTE_UNROLL
-  for (int i = 0; i < size(acc_dk); ++i) acc_dk(i) *= p.softmax_scale;
-  if (p.dk_accum == nullptr) {
-    // MHA: this CTA owns the rows; through smem (K and V's space) for 128-bit stores.
-    Element* dk_ptr = static_cast<Element*>(p.dk) + (varlen ? k_row0_e * p.dk_row_stride : batch * p.dk_batch_stride) +
-                      head * p.dk_head_stride;
-    Element* dv_ptr = static_cast<Element*>(p.dv) + (varlen ? k_row0_e * p.dv_row_stride : batch * p.dv_batch_stride) +
-                      head * p.dv_head_stride;
-    Tensor gdK = local_tile(
-        make_tensor(make_gmem_ptr(dk_ptr), make_shape(len_k_e, Int<kHeadDim>{}), make_stride(p.dk_row_stride, _1{})),
-        Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
-    Tensor gdV = local_tile(
-        make_tensor(make_gmem_ptr(dv_ptr), make_shape(len_k_e, Int<kHeadDim>{}), make_stride(p.dv_row_stride, _1{})),
-        Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
-    Tensor rdK = convert_to<Element>(acc_dk);
-    Tensor rdV = convert_to<Element>(acc_dv);
-    auto r2s_dkv = make_tiled_copy_C(typename Tr::SmemCopyAtomStage{}, mma_dkv);
-    auto r2s_thr_dkv = r2s_dkv.get_thread_slice(tidx);
-    __syncthreads();  // WAR: every warp finished its last reads of K (dQ) and V (dP) before dK/dV overwrite them
-    copy(r2s_dkv, r2s_thr_dkv.retile_S(rdK), r2s_thr_dkv.partition_D(sK));
-    copy(r2s_dkv, r2s_thr_dkv.retile_S(rdV), r2s_thr_dkv.partition_D(sV));
-
-    typename Tr::GmemCopyOut gmem_copy_out;
-    auto s2g = gmem_copy_out.get_thread_slice(tidx);
-    Tensor tdKsdK = s2g.partition_S(sK);  // (CPY, CPY_N, CPY_K)
-    Tensor tdKgdK = s2g.partition_D(gdK);
-    Tensor tdVsdV = s2g.partition_S(sV);
-    Tensor tdVgdV = s2g.partition_D(gdV);
-    Tensor tdKcdK = s2g.partition_D(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
-    Tensor tdKrdK = make_tensor<Element>(shape(tdKgdK));
-    Tensor tdVrdV = make_tensor<Element>(shape(tdVgdV));
-    __syncthreads();  // RAW: the whole dK/dV tiles are in smem before threads read rows other warps wrote
-    copy(gmem_copy_out, tdKsdK, tdKrdK);
-    copy(gmem_copy_out, tdVsdV, tdVrdV);
-    copy_predicated(gmem_copy_out, tdKrdK, tdKgdK, tdKcdK, rows_k, p.head_dim);
-    copy_predicated(gmem_copy_out, tdVrdV, tdVgdV, tdKcdK, rows_k, p.head_dim_v);
-  } else {
-    // GQA/MQA: this q head's share in fp32; the postprocess sums each group in a fixed order.
-    float* dk_acc = p.dk_accum + (head * p.total_k + k_row0_e + n0) * p.head_dim;
-    float* dv_acc = p.dv_accum + (head * p.total_k + k_row0_e + n0) * p.head_dim_v;
-    Tensor tdKVc = thr_dkv.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
-    Tensor tdKVc_rc = make_tensor(tdKVc.data(), rowcol_layout(tdKVc.layout()));
-    Tensor dk_rc = make_tensor(acc_dk.data(), rowcol_layout(acc_dk.layout()));
-    Tensor dv_rc = make_tensor(acc_dv.data(), rowcol_layout(acc_dv.layout()));
+  // blockIdx and threadIdx re-read (utils.cuh's fresh_*), shadowing the values of the top: kept
+  // live from there, they were what ptxas spilled across the main loop.
+  {
+    const int3 cta = fresh_ctaid();
+    const int n_block = cta.x, head = cta.y, batch = cta.z, tidx = fresh_tid_x();
+    const int n0 = n_block * kBlockN;
+    const auto thr_dkv = mma_dkv.get_thread_slice(tidx);
+    const int64_t k_row0_e = scalars->k_row0;
+    const int len_k_e = scalars->len_k;
+    const int rows_k = len_k_e - n0;
     CUTE_UNROLL
-    for (int r = 0; r < size<0>(dk_rc); ++r) {
-      const int row = get<0>(tdKVc_rc(r, 0));
-      if (row < rows_k) {
-        CUTE_UNROLL
-        for (int c = 0; c < size<1>(dk_rc); c += 2) {
-          const int col = get<1>(tdKVc_rc(0, c));
-          // 32-bit offsets inside the block (row < kBlockN, d <= 256).
-          if (col < p.head_dim)
-            *reinterpret_cast<float2*>(dk_acc + (row * p.head_dim + col)) = make_float2(dk_rc(r, c), dk_rc(r, c + 1));
-          if (col < p.head_dim_v)
-            *reinterpret_cast<float2*>(dv_acc + (row * p.head_dim_v + col)) = make_float2(dv_rc(r, c), dv_rc(r, c + 1));
+    for (int i = 0; i < size(acc_dk); ++i) acc_dk(i) *= p.softmax_scale;
+    if (p.dk_accum == nullptr) {
+      // MHA: this CTA owns the rows; through smem (K and V's space) for 128-bit stores.
+      Element* dk_ptr = static_cast<Element*>(p.dk) + (varlen ? k_row0_e * p.dk_row_stride : batch * p.dk_batch_stride) +
+                        head * p.dk_head_stride;
+      Element* dv_ptr = static_cast<Element*>(p.dv) + (varlen ? k_row0_e * p.dv_row_stride : batch * p.dv_batch_stride) +
+                        head * p.dv_head_stride;
+      Tensor gdK = local_tile(
+          make_tensor(make_gmem_ptr(dk_ptr), make_shape(len_k_e, Int<kHeadDim>{}), make_stride(p.dk_row_stride, _1{})),
+          Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
+      Tensor gdV = local_tile(
+          make_tensor(make_gmem_ptr(dv_ptr), make_shape(len_k_e, Int<kHeadDim>{}), make_stride(p.dv_row_stride, _1{})),
+          Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(n_block, 0));  // (BN, D)
+      Tensor rdK = convert_to<Element>(acc_dk);
+      Tensor rdV = convert_to<Element>(acc_dv);
+      auto r2s_dkv = make_tiled_copy_C(typename Tr::SmemCopyAtomStage{}, mma_dkv);
+      auto r2s_thr_dkv = r2s_dkv.get_thread_slice(tidx);
+      __syncthreads();  // WAR: every warp finished its last reads of K (dQ) and V (dP) before dK/dV overwrite them
+      copy(r2s_dkv, r2s_thr_dkv.retile_S(rdK), r2s_thr_dkv.partition_D(sK));
+      copy(r2s_dkv, r2s_thr_dkv.retile_S(rdV), r2s_thr_dkv.partition_D(sV));
+
+      typename Tr::GmemCopyOut gmem_copy_out;
+      auto s2g = gmem_copy_out.get_thread_slice(tidx);
+      Tensor tdKsdK = s2g.partition_S(sK);  // (CPY, CPY_N, CPY_K)
+      Tensor tdKgdK = s2g.partition_D(gdK);
+      Tensor tdVsdV = s2g.partition_S(sV);
+      Tensor tdVgdV = s2g.partition_D(gdV);
+      Tensor tdKcdK = s2g.partition_D(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+      Tensor tdKrdK = make_tensor<Element>(shape(tdKgdK));
+      Tensor tdVrdV = make_tensor<Element>(shape(tdVgdV));
+      __syncthreads();  // RAW: the whole dK/dV tiles are in smem before threads read rows other warps wrote
+      copy(gmem_copy_out, tdKsdK, tdKrdK);
+      copy(gmem_copy_out, tdVsdV, tdVrdV);
+      copy_predicated(gmem_copy_out, tdKrdK, tdKgdK, tdKcdK, rows_k, p.head_dim);
+      copy_predicated(gmem_copy_out, tdVrdV, tdVgdV, tdKcdK, rows_k, p.head_dim_v);
+    } else {
+      // GQA/MQA: this q head's share in fp32; the postprocess sums each group in a fixed order.
+      float* dk_acc = p.dk_accum + (head * p.total_k + k_row0_e + n0) * p.head_dim;
+      float* dv_acc = p.dv_accum + (head * p.total_k + k_row0_e + n0) * p.head_dim_v;
+      Tensor tdKVc = thr_dkv.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+      Tensor tdKVc_rc = make_tensor(tdKVc.data(), rowcol_layout(tdKVc.layout()));
+      Tensor dk_rc = make_tensor(acc_dk.data(), rowcol_layout(acc_dk.layout()));
+      Tensor dv_rc = make_tensor(acc_dv.data(), rowcol_layout(acc_dv.layout()));
+      CUTE_UNROLL
+      for (int r = 0; r < size<0>(dk_rc); ++r) {
+        const int row = get<0>(tdKVc_rc(r, 0));
+        if (row < rows_k) {
+          CUTE_UNROLL
+          for (int c = 0; c < size<1>(dk_rc); c += 2) {
+            const int col = get<1>(tdKVc_rc(0, c));
+            // 32-bit offsets inside the block (row < kBlockN, d <= 256).
+            if (col < p.head_dim)
+              *reinterpret_cast<float2*>(dk_acc + (row * p.head_dim + col)) = make_float2(dk_rc(r, c), dk_rc(r, c + 1));
+            if (col < p.head_dim_v)
+              *reinterpret_cast<float2*>(dv_acc + (row * p.head_dim_v + col)) = make_float2(dv_rc(r, c), dv_rc(r, c + 1));
+          }
         }
       }
     }

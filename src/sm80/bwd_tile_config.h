@@ -19,10 +19,10 @@
 #define FLASHCUTE_SM80_BWD_D64_SDP_SLICES 2
 #endif
 #ifndef FLASHCUTE_SM80_BWD_D128_SDP_SLICES
-#define FLASHCUTE_SM80_BWD_D128_SDP_SLICES 2
+#define FLASHCUTE_SM80_BWD_D128_SDP_SLICES 1
 #endif
 #ifndef FLASHCUTE_SM80_BWD_D128_DQ_SLICES
-#define FLASHCUTE_SM80_BWD_D128_DQ_SLICES 2
+#define FLASHCUTE_SM80_BWD_D128_DQ_SLICES 1
 #endif
 
 namespace flashcute::sm80 {
@@ -70,10 +70,12 @@ constexpr BwdTileConfig kBwdTileConfigs[] = {
     // d 96: 244 / 246, 242 / 244 regs; 132224 B. dQ warps 4 x 2 because 96 is not a multiple of the
     // 64-wide N tile of 2 x 4; S/dP in one slice spilled 8 bytes on sm_80 (a day-one revision).
     {96, 64, 128, 8, 2, 4, 4, 2, 2, 1, 0},
-    // d 128: 254 / 252, 255 / 242 regs; 164992 B. block_n 128: half the Q/dO reloads and dQ
-    // reductions of block_n 64; dK + dV 128 registers, so S/dP and dQ both in two slices. Fully
-    // unrolled products: k steps of 2 slices were spill-free before the softcap/ALiBi split but spent
-    // ~700 of the loop's ~1780 instructions per query block recomputing ldmatrix addresses.
+    // d 128: 255 / 254, 255 / 255 regs; 164992 B. block_n 128: half the Q/dO reloads and dQ
+    // reductions of block_n 64; dK + dV 128 registers. S/dP and dQ in one slice each (FlashAttention-2's
+    // shape): +10-17% over two slices each (H100, 2026-11-25), which re-read K/V and dS from smem
+    // once per slice (25% more ldmatrix; the loop is shared-memory-bound). It fits only with the
+    // fresh thread indices and opaque scalar reads of bwd_kernel.cuh. Fully unrolled products: k
+    // steps of 2 slices spent ~700 of the loop's ~1780 instructions recomputing ldmatrix addresses.
     {128, 64, 128, 8, 2, 4, 2, 2, FLASHCUTE_SM80_BWD_D128_SDP_SLICES, FLASHCUTE_SM80_BWD_D128_DQ_SLICES, 0},
     // d 192: 246 / 242, 251 / 242 regs; 164992 B. block_n 128 would need dK + dV = 192 registers per
     // thread; block_n 64 needs 96.

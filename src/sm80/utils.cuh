@@ -8,6 +8,21 @@
 
 namespace flashcute::sm80 {
 
+// Special registers read afresh: ptxas does not rematerialize S2R, so threadIdx/blockIdx read once at
+// the top stay live through the whole main loop (or are spilled) when only the epilogue needs them.
+__device__ __forceinline__ int fresh_tid_x() {
+  int v;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(v));
+  return v;
+}
+__device__ __forceinline__ int3 fresh_ctaid() {
+  int3 v;
+  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(v.x));
+  asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(v.y));
+  asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(v.z));
+  return v;
+}
+
 // Copies a thread's (CPY, CPY_M, CPY_K) partition of a tile; `coord` is the same partition of an
 // identity tensor. Rows >= max_rows and columns >= max_cols are zero-filled in the destination
 // instead of read (out-of-range rows of the last tile; columns beyond d of a padded bucket).
