@@ -18,6 +18,9 @@
 #ifndef FLASHCUTE_SM80_BWD_D64_SDP_SLICES
 #define FLASHCUTE_SM80_BWD_D64_SDP_SLICES 2
 #endif
+#ifndef FLASHCUTE_SM80_BWD_D64_SDP_WARPS_M
+#define FLASHCUTE_SM80_BWD_D64_SDP_WARPS_M 4
+#endif
 #ifndef FLASHCUTE_SM80_BWD_D128_SDP_SLICES
 #define FLASHCUTE_SM80_BWD_D128_SDP_SLICES 1
 #endif
@@ -66,7 +69,7 @@ constexpr int64_t BwdTileConfig::smem_bytes() const {
 constexpr BwdTileConfig kBwdTileConfigs[] = {
     // d 64: 238 / 242, 255 / 254 regs; 166016 B. block_m 128 halves the query-block steps (and their
     // three barriers) per CTA; S/dP in two 64-row slices (32 + 32 registers instead of 64 + 64).
-    {64, 128, 128, 8, 4, 4, 4, 2, FLASHCUTE_SM80_BWD_D64_SDP_SLICES, 1, 0},
+    {64, 128, 128, 8, FLASHCUTE_SM80_BWD_D64_SDP_WARPS_M, 4, 4, 2, FLASHCUTE_SM80_BWD_D64_SDP_SLICES, 1, 0},
     // d 96: 244 / 246, 242 / 244 regs; 132224 B. dQ warps 4 x 2 because 96 is not a multiple of the
     // 64-wide N tile of 2 x 4; S/dP in one slice spilled 8 bytes on sm_80 (a day-one revision).
     {96, 64, 128, 8, 2, 4, 4, 2, 2, 1, 0},
