@@ -258,6 +258,24 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   }
 
   // --- epilogue: normalize, LSE, O through smem, 128-bit stores ---------------------------------
+#if FLASHCUTE_FWD_OPAQUE & 1
+  const int3 cta = fresh_ctaid();
+  const int tidx_e = fresh_tid_x();
+  {
+  const int m_block = Tr::kReverseM ? gridDim.x - 1 - cta.x : cta.x;
+  const int head = cta.y;
+  const int batch = cta.z;
+  const int tidx = tidx_e;
+  const int m0 = m_block * kBlockM;
+  const int64_t q_row0 = varlen ? p.cu_seqlens_q[batch] : 0;
+  const int len_q = varlen ? static_cast<int>(p.cu_seqlens_q[batch + 1] - q_row0) : static_cast<int>(p.seqlen_q);
+  Element* o_ptr = static_cast<Element*>(p.out) + (varlen ? q_row0 * p.o_row_stride : batch * p.o_batch_stride) +
+                   head * p.o_head_stride;
+  Tensor mO = make_tensor(make_gmem_ptr(o_ptr), make_shape(len_q, Int<kHeadDim>{}), make_stride(p.o_row_stride, _1{}));
+  Tensor gO = local_tile(mO, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));  // (BM, D)
+  Tensor tScS = mma.get_thread_slice(tidx).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  Tensor tScS_rc = make_tensor(tScS.data(), rowcol_layout(tScS.layout()));
+#endif
   float lse[kRows];
   Tensor acc_o_rc = make_tensor(acc_o.data(), rowcol_layout(acc_o.layout()));
   softmax.finalize(acc_o_rc, mult, lse);
@@ -292,6 +310,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   __syncthreads();  // RAW: the whole O tile is in smem before threads read rows other warps wrote
   copy(gmem_copy_o, tOsO, tOrO);
   copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, len_q - m0, p.head_dim_v);
+#if FLASHCUTE_FWD_OPAQUE & 1
+  }
+#endif
 }
 
 }  // namespace flashcute::sm80
