@@ -26,21 +26,24 @@ template <bool kTransform, bool kMask, class Scores, class Coords>
 __device__ __forceinline__ void score_epilogue(Scores& scores, const Coords& coords, const FwdParams& p, int m0,
                                                int n0, int len_q, int len_k, float slope) {
   using namespace cute;
+  // Columns are taken relative to this thread's first one, col0: the per-element offsets are then
+  // immediates (ptxas kept one register per absolute column live across the masked loops).
+  const int col0 = get<1>(coords(0, 0));
   CUTE_UNROLL
   for (int r = 0; r < size<0>(scores); ++r) {
     const int i = m0 + get<0>(coords(r, 0));
     int lo = 0, hi = 0;
     if constexpr (kMask) {
-      // Row i's visible keys, relative to n0.
+      // Row i's visible keys, relative to n0 + col0.
       visible_key_range_i32(i, len_q, len_k, p.window, &lo, &hi);
-      lo -= n0;
-      hi -= n0;
+      lo -= n0 + col0;
+      hi -= n0 + col0;
     }
-    // Column of row i's diagonal key, relative to n0 (ALiBi distance).
-    const int diag = i + len_k - len_q - n0;
+    // Column of row i's diagonal key, relative to n0 + col0 (ALiBi distance).
+    const int diag = i + len_k - len_q - n0 - col0;
     CUTE_UNROLL
     for (int c = 0; c < size<1>(scores); ++c) {
-      const int col = get<1>(coords(0, c));
+      const int col = get<1>(coords(0, c)) - col0;
       if constexpr (kTransform) {
         float s = scores(r, c);
         s = p.softcap > 0.0f ? p.softcap * tanh_fast(s * p.softcap_scale) : s * p.softmax_scale;
@@ -129,6 +132,21 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   Tensor tVsV = g2s.partition_D(sV);
   Tensor tQcQ = g2s.partition_S(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));   // (CPY, CPY_M, CPY_K) -> (row, col)
   Tensor tKcK = g2s.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+  // The same coordinates from a fresh thread index, for the in-loop copies' padded-d path.
+  auto make_tKcK = [&]() {
+    return gmem_copy.get_thread_slice(fresh_tid_x())
+        .partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+  };
+
+  // This thread's K and V sources at key block 0, parked in smem past the K/V buffers: the in-loop
+  // prefetch rebuilds its source partitions from them instead of keeping two 64-bit gmem offsets live
+  // across the loop (at d 128 / block_n 64 they were spilled).
+  struct KvSrc {
+    const Element* k;
+    const Element* v;
+  };
+  KvSrc* kv_src = reinterpret_cast<KvSrc*>(smem + Tr::kSmemKvSrcOffset);
+  kv_src[tidx] = KvSrc{raw_pointer_cast(tKgK(_, _, _, 0).data()), raw_pointer_cast(tVgV(_, _, _, 0).data())};
 
   // MMA partitions.
   typename Tr::TiledMma mma;
@@ -146,6 +164,16 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   auto s2r_thr_k = s2r_copy_k.get_thread_slice(tidx);
   auto s2r_copy_v = make_tiled_copy_B(typename Tr::SmemCopyAtomVt{}, mma);
   auto s2r_thr_v = s2r_copy_v.get_thread_slice(tidx);
+
+  // ldmatrix sources addressed with one XOR per copy from the thread's swizzled offset in each tile
+  // (utils.cuh's LdsmXorSource): one register per operand across the loop instead of cute's base plus
+  // two per-thread k strides.
+  using SrcQ = LdsmXorSource<Element, typename Tr::SmemLayoutQ, decltype(s2r_thr_q)>;
+  using SrcK = LdsmXorSource<Element, typename Tr::SmemLayoutKV, decltype(s2r_thr_k)>;
+  using SrcVt = LdsmXorSource<Element, typename Tr::SmemLayoutVt, decltype(s2r_thr_v)>;
+  const int ldsm_q = SrcQ::thread_offset(s2r_thr_q, reinterpret_cast<Element*>(smem));
+  const int ldsm_k = SrcK::thread_offset(s2r_thr_k, reinterpret_cast<Element*>(smem));
+  const int ldsm_v = SrcVt::thread_offset(s2r_thr_v, reinterpret_cast<Element*>(smem));
 
   constexpr int kRows = decltype(size<0>(rowcol_layout(acc_o.layout())))::value;
   OnlineSoftmax<kRows, 4, Tr::kSoftmaxPolicy> softmax;
@@ -172,12 +200,17 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     Element* smem_step = reinterpret_cast<Element*>(__cvta_shared_to_generic(smem_base));
     // Two K/V stages: blocks alternate buffers, the first one (n_block_max - 1) in buffer 0.
     const int buf = kKvStages == 2 ? (n_block_max - 1 - n_block) & 1 : 0;
-    Tensor sQ_step = make_tensor(make_smem_ptr(smem_step), typename Tr::SmemLayoutQ{});  // (BM, D)
-    Tensor sK_step = make_tensor(sQ_step.data() + size(sQ_step) + buf * 2 * size(sK), typename Tr::SmemLayoutKV{});
-    Tensor sVt_step = make_tensor(sK_step.data() + size(sK_step), typename Tr::SmemLayoutVt{});  // (D, BN)
-    Tensor tSsQ = s2r_thr_q.partition_S(sQ_step);
-    Tensor tSsK = s2r_thr_k.partition_S(sK_step);
-    Tensor tOsVt = s2r_thr_v.partition_S(sVt_step);
+    Element* k_step = smem_step + Tr::kSmemQ + buf * 2 * Tr::kSmemKV;
+    // The thread offsets must vary per step as far as ptxas can tell, or it hoists the XOR of every
+    // copy out of the loop (an empty asm is no instruction in PTX, so laundering them alone does not
+    // do): zero = n_block >> 31 is 0 (n_block >= n_block_min >= 0), unknown to both compilers.
+    int zero = n_block;
+    asm volatile("" : "+r"(zero));
+    zero >>= 31;
+    const int off_q = ldsm_q | zero, off_k = ldsm_k | zero, off_v = ldsm_v | zero;
+    const SrcQ tSsQ{smem_step, off_q};            // Q (BM, D)
+    const SrcK tSsK{k_step, off_k};               // K (BN, D)
+    const SrcVt tOsVt{k_step + Tr::kSmemKV, off_v};  // V^T (D, BN)
     Tensor acc_s = partition_fragment_C(mma, Shape<Int<kBlockM>, Int<kBlockN>>{});  // (MMA, MMA_M, MMA_N)
     clear(acc_s);
     cp_async_wait<0>();
@@ -188,10 +221,16 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       __syncthreads();
       if (n_block > n_block_min) {
         const int next = (buf ^ 1) * 2 * size(sK);
-        copy_zfill(gmem_copy, tKgK(_, _, _, n_block - 1), g2s.partition_D(make_tensor(sK.data() + next, sK.layout())),
-                   tKcK, len_k - n0 + kBlockN, p.head_dim);
-        copy_zfill(gmem_copy, tVgV(_, _, _, n_block - 1), g2s.partition_D(make_tensor(sV.data() + next, sV.layout())),
-                   tKcK, len_k - n0 + kBlockN, p.head_dim_v);
+        const KvSrc src = reinterpret_cast<const KvSrc*>(reinterpret_cast<char*>(smem_step) + Tr::kSmemKvSrcOffset)[tidx];
+        const int64_t n_prev = n_block - 1;
+        Tensor tKgK_prev = make_tensor(make_gmem_ptr(src.k + n_prev * kBlockN * p.k_row_stride), tKgK(_, _, _, 0).layout());
+        Tensor tVgV_prev = make_tensor(make_gmem_ptr(src.v + n_prev * kBlockN * p.v_row_stride), tVgV(_, _, _, 0).layout());
+        // Block n_block - 1 is never the last key block (n_block <= n_block_max - 1), so all its
+        // rows are in range: only padded head dims need a column predicate.
+        copy_zfill_cols(gmem_copy, tKgK_prev, g2s.partition_D(make_tensor(sK.data() + next, sK.layout())), make_tKcK,
+                        p.head_dim, kHeadDim);
+        copy_zfill_cols(gmem_copy, tVgV_prev, g2s.partition_D(make_tensor(sV.data() + next, sV.layout())), make_tKcK,
+                        p.head_dim_v, kHeadDim);
         cp_async_fence();
       }
     } else {
@@ -205,11 +244,15 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     gemm_ss<Tr::kFragPrefetch>(mma, acc_s, tSrQ, tSrK, tSsQ, tSsK, s2r_copy_q, s2r_copy_k, s2r_thr_q, s2r_thr_k);
 
     Tensor scores = make_tensor(acc_s.data(), rowcol_layout(acc_s.layout()));  // (rows, cols)
+    // The mask's per-row key bounds are rebuilt each masked step from an opaque m0: hoisted out of the
+    // loop they were 8 registers live across it (spilled at d 128 / block_n 64).
+    int m0_step = m0;
+    asm volatile("" : "+r"(m0_step));
     if constexpr (std::is_same_v<decltype(mask_tag), bool>) {
-      if (mask_tag) score_epilogue<kTransform, true>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
-      else score_epilogue<kTransform, false>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+      if (mask_tag) score_epilogue<kTransform, true>(scores, tScS_rc, p, m0_step, n0, len_q, len_k, slope);
+      else score_epilogue<kTransform, false>(scores, tScS_rc, p, m0_step, n0, len_q, len_k, slope);
     } else if constexpr (kTransform || decltype(mask_tag)::value) {
-      score_epilogue<kTransform, decltype(mask_tag)::value>(scores, tScS_rc, p, m0, n0, len_q, len_k, slope);
+      score_epilogue<kTransform, decltype(mask_tag)::value>(scores, tScS_rc, p, m0_step, n0, len_q, len_k, slope);
     }
 
     if constexpr (kKvStages == 1) {
@@ -217,7 +260,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // RAW: V[n] landed. WAR: every warp finished reading K[n] in Q K^T before K[n-1] overwrites it.
       __syncthreads();
       if (n_block > n_block_min) {
-        copy_zfill(gmem_copy, tKgK(_, _, _, n_block - 1), tKsK, tKcK, len_k - n0 + kBlockN, p.head_dim);
+        const KvSrc src = reinterpret_cast<const KvSrc*>(reinterpret_cast<char*>(smem_step) + Tr::kSmemKvSrcOffset)[tidx];
+        Tensor tKgK_prev = make_tensor(make_gmem_ptr(src.k + int64_t(n_block - 1) * kBlockN * p.k_row_stride),
+                                       tKgK(_, _, _, 0).layout());
+        copy_zfill_cols(gmem_copy, tKgK_prev, tKsK, make_tKcK, p.head_dim, kHeadDim);  // an interior block
         cp_async_fence();
       }
     }
@@ -258,24 +304,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   }
 
   // --- epilogue: normalize, LSE, O through smem, 128-bit stores ---------------------------------
-#if FLASHCUTE_FWD_OPAQUE & 1
-  const int3 cta = fresh_ctaid();
-  const int tidx_e = fresh_tid_x();
-  {
-  const int m_block = Tr::kReverseM ? gridDim.x - 1 - cta.x : cta.x;
-  const int head = cta.y;
-  const int batch = cta.z;
-  const int tidx = tidx_e;
-  const int m0 = m_block * kBlockM;
-  const int64_t q_row0 = varlen ? p.cu_seqlens_q[batch] : 0;
-  const int len_q = varlen ? static_cast<int>(p.cu_seqlens_q[batch + 1] - q_row0) : static_cast<int>(p.seqlen_q);
-  Element* o_ptr = static_cast<Element*>(p.out) + (varlen ? q_row0 * p.o_row_stride : batch * p.o_batch_stride) +
-                   head * p.o_head_stride;
-  Tensor mO = make_tensor(make_gmem_ptr(o_ptr), make_shape(len_q, Int<kHeadDim>{}), make_stride(p.o_row_stride, _1{}));
-  Tensor gO = local_tile(mO, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));  // (BM, D)
-  Tensor tScS = mma.get_thread_slice(tidx).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
-  Tensor tScS_rc = make_tensor(tScS.data(), rowcol_layout(tScS.layout()));
-#endif
   float lse[kRows];
   Tensor acc_o_rc = make_tensor(acc_o.data(), rowcol_layout(acc_o.layout()));
   softmax.finalize(acc_o_rc, mult, lse);
@@ -310,9 +338,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   __syncthreads();  // RAW: the whole O tile is in smem before threads read rows other warps wrote
   copy(gmem_copy_o, tOsO, tOrO);
   copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, len_q - m0, p.head_dim_v);
-#if FLASHCUTE_FWD_OPAQUE & 1
-  }
-#endif
 }
 
 }  // namespace flashcute::sm80

@@ -65,7 +65,9 @@ struct FwdTraits {
 
   static constexpr int kSmemQ = cute::cosize_v<SmemLayoutQ>;
   static constexpr int kSmemKV = cute::cosize_v<SmemLayoutKV>;
-  static constexpr int64_t kSmemBytes = (kSmemQ + 2 * kKvStages * kSmemKV) * sizeof(Element);
+  // Past the tiles: each thread's K and V gmem source pointers (fwd_kernel.cuh), 16 bytes per thread.
+  static constexpr int64_t kSmemKvSrcOffset = (kSmemQ + 2 * kKvStages * kSmemKV) * sizeof(Element);
+  static constexpr int64_t kSmemBytes = kSmemKvSrcOffset + kThreads * 16;
   static_assert(kSmemBytes == C.smem_bytes(), "tile_config.h's smem formula disagrees with the layouts");
 };
 

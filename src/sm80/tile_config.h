@@ -45,8 +45,9 @@ struct FwdTileConfig {
 
   constexpr int threads() const { return warps * 32; }
   // Q tile + kv_stages x (K tile + V tile), 16-bit elements; O is staged in Q's space at the end.
+  // Then 16 bytes per thread: its K and V gmem source pointers (fwd_kernel.cuh).
   constexpr int64_t smem_bytes() const {
-    return static_cast<int64_t>(block_m + 2 * kv_stages * block_n) * head_dim * 2;
+    return static_cast<int64_t>(block_m + 2 * kv_stages * block_n) * head_dim * 2 + threads() * 16;
   }
 };
 
@@ -69,8 +70,9 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     // was the spill-free fallback before that. Two K/V stages (64 KB smem, still 2 CTAs per SM):
     // +2-3% non-causal, causal flat. Query blocks last first measured 3-6% slower here (H100).
     // Operand fragments loaded slice by slice, not one slice ahead: +2-3% non-causal, +0-1% causal
-    // (H100, 2026-11-24). block_n 64 ran 7-10% faster still but spills 172-184 bytes with or without
-    // the prefetch and with one K/V stage (block_n 48: 190), so it is not taken. Lazy rescale
+    // (H100, 2026-11-24). block_n 64 ran 7-10% faster still while it spilled 172-184 bytes; it
+    // compiles spill-free (255 / 255 regs) since fwd_kernel.cuh's XOR ldmatrix addressing, K/V sources
+    // parked in smem and per-step mask bounds (not yet measured as the default). Lazy rescale
     // (threshold 8): +1-3% non-causal, +1-8% causal; at d 64 it lost 3-6% at 16k, so d 64 keeps 0.
     {128, false, 128, FLASHCUTE_SM80_FWD_D128_BLOCK_N, 4, FLASHCUTE_SM80_FWD_D128_KV_STAGES, false,
      FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH, FLASHCUTE_SM80_FWD_D128_RESCALE_THRESHOLD},

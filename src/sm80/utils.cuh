@@ -6,6 +6,9 @@
 #include <cutlass/array.h>
 #include <cutlass/numeric_conversion.h>
 
+#include <type_traits>
+#include <utility>
+
 namespace flashcute::sm80 {
 
 // Special registers read afresh: ptxas does not rematerialize S2R, so threadIdx/blockIdx read once at
@@ -55,6 +58,29 @@ __device__ __forceinline__ void copy_zfill(const TiledCopy& tiled_copy, const Sr
   }
 }
 
+// copy_zfill for a tile whose rows are all in range (an interior K/V block): only columns >= max_cols
+// (a padded bucket) are zero-filled. The full-width test is uniform (max_cols vs the tile width), and
+// the coordinate partition is built only on the padded path (make_coord()), so no per-thread bound
+// has to stay live across a loop for it.
+template <class TiledCopy, class Src, class Dst, class MakeCoord>
+__device__ __forceinline__ void copy_zfill_cols(const TiledCopy& tiled_copy, const Src& src, Dst&& dst,
+                                                const MakeCoord& make_coord, int max_cols, int tile_cols) {
+  using namespace cute;
+  if (max_cols >= tile_cols) {
+    copy(tiled_copy, src, dst);
+    return;
+  }
+  const auto coord = make_coord();
+  CUTE_UNROLL
+  for (int k = 0; k < size<2>(src); ++k) {
+    if (get<1>(coord(0, 0, k)) < max_cols) {
+      copy(tiled_copy, src(_, _, k), dst(_, _, k));
+    } else {
+      clear(dst(_, _, k));
+    }
+  }
+}
+
 // Stores a thread's (CPY, CPY_M, CPY_K) register partition to gmem, skipping out-of-range rows/cols.
 template <class TiledCopy, class Src, class Dst, class Coord>
 __device__ __forceinline__ void copy_predicated(const TiledCopy& tiled_copy, const Src& src, Dst&& dst,
@@ -68,6 +94,73 @@ __device__ __forceinline__ void copy_predicated(const TiledCopy& tiled_copy, con
         if (get<1>(coord(0, m, k)) < max_cols) copy(tiled_copy, src(_, m, k), dst(_, m, k));
       }
     }
+  }
+}
+
+// ldmatrix sources in a swizzled smem tile, one XOR per copy. cute partitions a Swizzle<B,M,S> tile
+// into per-thread runtime strides (+-16, +-32 elements along k), two registers per operand kept live
+// across a kernel's main loop next to the thread's base offset. The swizzle F is XOR-linear and the
+// partition's static offsets d have no bits in F's source field (static_assert below), so with the
+// thread's unswizzled offset t, whose bits in F's target field are disjoint from every d's (every fwd
+// tile config, thread and copy is checked against cute on the host: tests/gpu/test_fwd_sm80_ldsm_xor.cu),
+//   F(t + d) = (F(t) ^ (d & Z)) + (d & ~Z),   Z = F's target bits:
+// one register per operand (F(t)) and one LOP3 per distinct d & Z, the rest an immediate. Offsets are
+// tile-relative, as cute's are.
+template <class Element, class SmemLayout, class ThrCopy>
+struct LdsmXorSource {
+  using Swz = decltype(cute::get_swizzle_portion(SmemLayout{}));
+  using NoSwz = decltype(cute::get_nonswizzle_portion(SmemLayout{}));
+  // (CPY, CPY_M/N, CPY_K) offsets of a thread's partition, relative to its first element.
+  using Part = decltype(std::declval<const ThrCopy&>()
+                            .partition_S(cute::make_tensor(cute::make_smem_ptr(static_cast<Element*>(nullptr)), NoSwz{}))
+                            .layout());
+  static constexpr int kZ = ((1 << Swz::num_bits) - 1) << Swz::num_base;
+  static constexpr int kY = kZ << Swz::num_shft;
+  static constexpr bool kStaticOffsetsOk = [] {
+    for (int i = 0; i < int(cute::size(Part{})); ++i)
+      if (int(Part{}(i)) & kY) return false;
+    return true;
+  }();
+  static_assert(kStaticOffsetsOk, "a partition offset moves the swizzle's source bits");
+
+  // F(t) of this thread; `tile` is any tile of this layout (only the offset is kept).
+  CUTE_HOST_DEVICE static int thread_offset(const ThrCopy& thr, Element* tile) {
+    const Element* first = cute::raw_pointer_cast(thr.partition_S(cute::make_tensor(cute::make_smem_ptr(tile), NoSwz{})).data());
+    return Swz{}(static_cast<int>(first - tile));
+  }
+
+  Element* tile;
+  int thr;  // thread_offset()
+
+  // The (CPY) source of copy (m, k) of the partition.
+  template <class M, class K>
+  CUTE_HOST_DEVICE auto operator()(M m, K k) const {
+    const int d = Part{}(0, m, k);
+    return cute::make_tensor(cute::make_smem_ptr(tile + ((thr ^ (d & kZ)) + (d & ~kZ))),
+                             cute::make_layout(cute::layout<0>(Part{})));
+  }
+};
+
+template <class T>
+struct is_ldsm_xor_source : std::false_type {};
+template <class E, class L, class T>
+struct is_ldsm_xor_source<LdsmXorSource<E, L, T>> : std::true_type {};
+
+// copy(copy, src(_, _, k), dst(_, _, k)) for a cute smem partition or an LdsmXorSource.
+template <class TiledCopy, class Src, class Dst, class K>
+__device__ __forceinline__ void copy_k_slice(const TiledCopy& tiled_copy, const Src& src, Dst&& dst, K k) {
+  using namespace cute;
+  if constexpr (is_ldsm_xor_source<Src>::value) {
+    static_assert(decltype(size<1>(typename Src::Part{}))::value == decltype(size<1>(dst))::value &&
+                      decltype(size<2>(typename Src::Part{}))::value == decltype(size<2>(dst))::value,
+                  "source and fragment partitions disagree");
+    CUTE_UNROLL
+    for (int m = 0; m < size<1>(dst); ++m) {
+      Tensor dst_m = dst(_, m, k);
+      copy(tiled_copy, src(m, k), dst_m);
+    }
+  } else {
+    copy(tiled_copy, src(_, _, k), dst(_, _, k));
   }
 }
 
@@ -86,19 +179,19 @@ __device__ __forceinline__ void gemm_ss(const TiledMma& mma, Acc& acc, FragA& tC
   if constexpr (!kPrefetch) {
     CUTE_UNROLL
     for (int i = 0; i < size<2>(tCrA); ++i) {
-      copy(copy_a, tCsA(_, _, i), tCrA_view(_, _, i));
-      copy(copy_b, tCsB(_, _, i), tCrB_view(_, _, i));
+      copy_k_slice(copy_a, tCsA, tCrA_view, i);
+      copy_k_slice(copy_b, tCsB, tCrB_view, i);
       gemm(mma, tCrA(_, _, i), tCrB(_, _, i), acc);
     }
     return;
   }
-  copy(copy_a, tCsA(_, _, _0{}), tCrA_view(_, _, _0{}));
-  copy(copy_b, tCsB(_, _, _0{}), tCrB_view(_, _, _0{}));
+  copy_k_slice(copy_a, tCsA, tCrA_view, _0{});
+  copy_k_slice(copy_b, tCsB, tCrB_view, _0{});
   CUTE_UNROLL
   for (int i = 0; i < size<2>(tCrA); ++i) {
     if (i + 1 < size<2>(tCrA)) {
-      copy(copy_a, tCsA(_, _, i + 1), tCrA_view(_, _, i + 1));
-      copy(copy_b, tCsB(_, _, i + 1), tCrB_view(_, _, i + 1));
+      copy_k_slice(copy_a, tCsA, tCrA_view, i + 1);
+      copy_k_slice(copy_b, tCsB, tCrB_view, i + 1);
     }
     gemm(mma, tCrA(_, _, i), tCrB(_, _, i), acc);
   }
@@ -113,15 +206,15 @@ __device__ __forceinline__ void gemm_rs(const TiledMma& mma, Acc& acc, const Fra
   if constexpr (!kPrefetch) {
     CUTE_UNROLL
     for (int i = 0; i < size<2>(tCrA); ++i) {
-      copy(copy_b, tCsB(_, _, i), tCrB_view(_, _, i));
+      copy_k_slice(copy_b, tCsB, tCrB_view, i);
       gemm(mma, tCrA(_, _, i), tCrB(_, _, i), acc);
     }
     return;
   }
-  copy(copy_b, tCsB(_, _, _0{}), tCrB_view(_, _, _0{}));
+  copy_k_slice(copy_b, tCsB, tCrB_view, _0{});
   CUTE_UNROLL
   for (int i = 0; i < size<2>(tCrA); ++i) {
-    if (i + 1 < size<2>(tCrA)) copy(copy_b, tCsB(_, _, i + 1), tCrB_view(_, _, i + 1));
+    if (i + 1 < size<2>(tCrA)) copy_k_slice(copy_b, tCsB, tCrB_view, i + 1);
     gemm(mma, tCrA(_, _, i), tCrB(_, _, i), acc);
   }
 }
