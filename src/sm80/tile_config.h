@@ -13,7 +13,7 @@
 #define FLASHCUTE_SM80_FWD_D128_KV_STAGES 2
 #endif
 #ifndef FLASHCUTE_SM80_FWD_D128_BLOCK_N
-#define FLASHCUTE_SM80_FWD_D128_BLOCK_N 32
+#define FLASHCUTE_SM80_FWD_D128_BLOCK_N 64
 #endif
 #ifndef FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH
 #define FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH false
@@ -52,9 +52,8 @@ struct FwdTileConfig {
 };
 
 // Registers decide these shapes: no row may spill under nvcc 13.0 for sm_80 or sm_90 (ptxas -v,
-// 2026-11-22). FlashAttention-2's d 128 shape (block_m 128, block_n 64, 4 warps: 32 query rows per
-// warp) spills 140-530 bytes here, so d 128 keeps 16 rows per warp; see docs/perf-notes.md for the
-// measurements behind each choice. Registers are ptxas's (sm_90 / sm_80) for bf16.
+// 2026-11-25); d 128 reaches FlashAttention-2's shape only through fwd_kernel.cuh's register
+// economies (see its row); see docs/perf-notes.md for the measurements behind each choice. Registers are ptxas's (sm_90 / sm_80) for bf16.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d 64: 32 rows per warp fits (255 / 255 regs) and ran 13-17% faster than 64x128 (H100). Two K/V
     // stages spill 8 bytes on sm_90. Query blocks last first: +1-2% causal, +0.5-1% non-causal.
@@ -65,14 +64,13 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d 96: 96 % 64 != 0 uses 32-wide swizzle atoms; 254 regs; 36 KB.
     {96, false, 64, 64, 4},
     {96, true, 64, 64, 4},
-    // d 128: 32 rows per warp (FA2's rows per warp) fits only with block_n 32 and the per-step
-    // smem address rebuild in fwd_kernel.cuh (255 / 255 regs, 0 spills); 64 x 128 (16 rows per warp)
-    // was the spill-free fallback before that. Two K/V stages (64 KB smem, still 2 CTAs per SM):
-    // +2-3% non-causal, causal flat. Query blocks last first measured 3-6% slower here (H100).
-    // Operand fragments loaded slice by slice, not one slice ahead: +2-3% non-causal, +0-1% causal
-    // (H100, 2026-11-24). block_n 64 ran 7-10% faster still while it spilled 172-184 bytes; it
-    // compiles spill-free (255 / 255 regs) since fwd_kernel.cuh's XOR ldmatrix addressing, K/V sources
-    // parked in smem and per-step mask bounds (not yet measured as the default). Lazy rescale
+    // d 128: FlashAttention-2's shape, 128 x 64 with 32 rows per warp (255 / 255 regs, 0 spills, 98 KB:
+    // 2 CTAs per SM). It fits through fwd_kernel.cuh's per-step smem address rebuild, XOR ldmatrix
+    // addressing, K/V gmem sources parked in smem and per-step mask bounds; before those it spilled
+    // 172-184 bytes and block_n 32 (64 KB) was the default. block_n 64 over 32: +5-13% on 7 of 8 rows
+    // of bf16 2k-16k (H100, 2026-11-25). Two K/V stages: +2-3% non-causal, causal flat (measured at
+    // block_n 32). Query blocks last first measured 3-6% slower here. Operand fragments loaded slice by
+    // slice, not one slice ahead: +2-3% non-causal, +0-1% causal (block_n 32). Lazy rescale
     // (threshold 8): +1-3% non-causal, +1-8% causal; at d 64 it lost 3-6% at 16k, so d 64 keeps 0.
     {128, false, 128, FLASHCUTE_SM80_FWD_D128_BLOCK_N, 4, FLASHCUTE_SM80_FWD_D128_KV_STAGES, false,
      FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH, FLASHCUTE_SM80_FWD_D128_RESCALE_THRESHOLD},
