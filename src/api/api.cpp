@@ -2,6 +2,9 @@
 
 #include "flashcute/api.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "api/device.h"
 #include "api/dispatch.h"
 #include "api/params.h"
@@ -25,6 +28,21 @@ size_t fwd_bytes(const ProblemDesc&) { return 0; }
 // turn counters (src/sm80/bwd_workspace.h).
 size_t bwd_bytes(const ProblemDesc& p) { return sm80::bwd_workspace_bytes(p); }
 
+// The bucket of the backward kernel that will run (the backward is the SM80 kernel on every GPU:
+// the tightest compiled bucket of the dtype, as select_kernel picks it). Where none is compiled the
+// call fails at selection; the size then uses the tightest bucket of all.
+template <class Args>
+Status validate_bwd(const Args& args, ProblemDesc* p) {
+  FC_TRY(validate(args, p));
+  std::vector<int32_t> buckets;
+  for (const KernelKey& k : current_build().bwd)
+    if (k.dtype == p->dtype) buckets.push_back(k.head_dim);
+  const int64_t d = std::max(p->head_dim, p->head_dim_v);
+  p->bwd_bucket = head_dim_bucket(d, buckets);
+  if (p->bwd_bucket == 0) p->bwd_bucket = head_dim_bucket(d, {64, 96, 128, 192, 256});
+  return Status::Ok();
+}
+
 Status select(const ProblemDesc& p, int device_index, const std::vector<KernelKey>& keys, const char* family,
               KernelKey* key, DeviceInfo* dev) {
   FC_TRY(device_info(device_index, dev));
@@ -39,7 +57,7 @@ Status check_fwd(const Args& args, ProblemDesc* p) {
 
 template <class Args>
 Status check_bwd(const Args& args, ProblemDesc* p) {
-  FC_TRY(validate(args, p));
+  FC_TRY(validate_bwd(args, p));
   return check_workspace(args.workspace, bwd_bytes(*p), "bwd_workspace_size");
 }
 
@@ -90,13 +108,13 @@ Status fwd_workspace_size(const VarlenFwdArgs& args, size_t* bytes) {
 }
 Status bwd_workspace_size(const BwdArgs& args, size_t* bytes) {
   ProblemDesc p;
-  FC_TRY(validate(args, &p));
+  FC_TRY(validate_bwd(args, &p));
   *bytes = bwd_bytes(p);
   return Status::Ok();
 }
 Status bwd_workspace_size(const VarlenBwdArgs& args, size_t* bytes) {
   ProblemDesc p;
-  FC_TRY(validate(args, &p));
+  FC_TRY(validate_bwd(args, &p));
   *bytes = bwd_bytes(p);
   return Status::Ok();
 }

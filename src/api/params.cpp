@@ -41,6 +41,7 @@ void fill_bwd(const ProblemDesc& p, const Workspace& ws, BwdParams* b) {
     return offset == sm80::BwdWorkspaceLayout::kNone || base == nullptr ? nullptr : base + offset;
   };
   b->dq_accum = reinterpret_cast<float*>(at(w.dq_accum));
+  b->dq_accum_rows = w.dq_rows;
   b->softmax_d = reinterpret_cast<float*>(at(w.softmax_d));
   b->lse_log2 = reinterpret_cast<float*>(at(w.lse_log2));
   b->dk_accum = reinterpret_cast<float*>(at(w.dk_accum));

@@ -32,6 +32,9 @@ struct ProblemDesc {
   bool has_lse = false;
   bool deterministic = false;
   Backend backend = Backend::kAuto;
+  // Backward only: the head-dim bucket of the SM80 backward kernel this build runs for the problem
+  // (set by the API from the compiled kernels; sizes the dQ accumulator's tiles, bwd_workspace.h).
+  int32_t bwd_bucket = 0;
 
   // True when no output element exists: nothing to launch.
   bool no_output() const { return batch == 0 || total_q == 0 || heads_q == 0; }

@@ -23,14 +23,16 @@ struct BwdParams : FwdParams {
   bool deterministic = false;
 
   // Rows of q / k over all sequences: batch * seqlen (dense) or the varlen totals. The fp32
-  // workspace arrays below are indexed (head, row, column) with row = first row of the sequence
-  // (b * seqlen, or cu_seqlens[b]) + row within it, and a row of head_dim (dq, dk) or head_dim_v
+  // workspace arrays below but dq_accum are indexed (head, row, column) with row = first row of the
+  // sequence (b * seqlen, or cu_seqlens[b]) + row within it, and a row of head_dim (dk) or head_dim_v
   // (dv) floats: the element (h, r, c) is at (h * total + r) * dim + c.
   int64_t total_q = 0;
   int64_t total_k = 0;
 
   // Workspace (caller-owned, sized by bwd_workspace_size; carved in src/api/params.cpp).
-  float* dq_accum = nullptr;    // (heads_q, total_q, head_dim): dQ / softmax_scale, summed over key blocks
+  float* dq_accum = nullptr;    // (heads_q, dq_accum_rows, bucket) in query-block tiles (sm80/bwd_workspace.h):
+                                // dQ / softmax_scale, summed over key blocks
+  int64_t dq_accum_rows = 0;    // total_q + batch * block_m
   float* softmax_d = nullptr;   // (heads_q, total_q): D = rowsum(dO * O)
   float* lse_log2 = nullptr;    // (heads_q, total_q): lse * log2(e); +inf where lse is -inf (P = 0)
   float* dk_accum = nullptr;    // GQA only (else null): (heads_q, total_k, head_dim) per-q-head dK

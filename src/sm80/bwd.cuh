@@ -62,9 +62,9 @@ Status Bwd<K>::run(const BwdParams& p, Stream stream, int64_t max_smem_optin) {
     if (Status st = launched("main"); !st.ok()) return st;
   }
 
-  if (q_row_blocks > 0) {
-    const dim3 grid(q_row_blocks, static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
-    bwd_postprocess_dq_kernel<Traits><<<grid, kBwdRowThreads, 0, s>>>(p);
+  if (const unsigned m_blocks = blocks(p.seqlen_q, kConfig.block_m); m_blocks > 0) {
+    const dim3 grid(m_blocks, static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
+    bwd_postprocess_dq_kernel<Traits><<<grid, Traits::kThreads, 0, s>>>(p);
     if (Status st = launched("dq postprocess"); !st.ok()) return st;
   }
 

@@ -88,17 +88,22 @@ __device__ __forceinline__ void cp_async_f32_zfill(float* smem_dst, const float*
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(pred ? 4 : 0));
 }
 
-// Adds two adjacent fp32 values to global memory without returning anything: one vector reduction on
-// sm_90, two scalar ones on sm_80. Explicit .global PTX: the pointer comes from shared memory
-// (BwdCtaScalars), where the compiler loses its address space and emits generic atomics with a
+// Adds kDqAccumVec adjacent fp32 values to global memory without returning anything: one vector
+// reduction (sm_90) or one scalar one (sm_80). Explicit .global PTX: the pointer comes from shared
+// memory (BwdCtaScalars), where the compiler loses its address space and emits generic atomics with a
 // shared/local fallback loop around every one of them.
-__device__ __forceinline__ void atomic_add_pair(float* ptr, float a, float b) {
+__device__ __forceinline__ void dq_accum_add(float* ptr, const float* v) {
   const size_t g = __cvta_generic_to_global(ptr);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(g), "f"(a), "f"(b) : "memory");
+  static_assert(kDqAccumVec == 4 || kDqAccumVec == 2);
+  if constexpr (kDqAccumVec == 4)
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(g), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
+                 : "memory");
+  else
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(g), "f"(v[0]), "f"(v[1]) : "memory");
 #else
-  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(g), "f"(a) : "memory");
-  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(g + sizeof(float)), "f"(b) : "memory");
+  static_assert(kDqAccumVec == 1);
+  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(g), "f"(v[0]) : "memory");
 #endif
 }
 
@@ -206,11 +211,14 @@ struct BwdCtaScalars {
   const void* dout;                     // dO, same
   const float* lse2;                    // LSE in log2 units, row 0 of this (sequence, q head) in the workspace
   const float* dd;                      // D, same
-  float* dq_acc;                        // dQ accumulator, same
+  float* dq_acc;                        // dQ accumulator: this (sequence, q head)'s first tile
   int* semaphores;                      // deterministic mode: this (batch, q head)'s turn counters
   int64_t q_row_stride, do_row_stride;  // parked too: their per-thread 64-bit products were spilled
   int len_q, len_k;  // in-sequence indices are 32-bit (validation bounds lengths by 2^29)
   int64_t k_row0;  // first key row of the sequence (workspace / varlen tensors)
+  // The walk over the query blocks: block of iteration it = m_first + it * m_dir; the blocks
+  // [um_lo, um_hi) need no mask. Read per step, like the rest: live across the loop they spilled.
+  int m_first, m_dir, um_lo, um_hi;
 };
 static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's scalar area is too small");
 
@@ -267,13 +275,26 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   float* smem_lse2 = reinterpret_cast<float*>(smem_ds + Tr::kSmemPdS);  // kStages x kBlockM
   float* smem_dd = smem_lse2 + kStages * kBlockM;                       // kStages x kBlockM
   BwdCtaScalars* scalars = reinterpret_cast<BwdCtaScalars*>(smem_dd + kStages * kBlockM);
+  // Ascending, or descending in deterministic mode (see the main loop).
+  const int m_count = m_end - m_begin;
+  // The query blocks [um_lo, um_hi) need no mask: every row of them (below len_q) sees every key of
+  // this block. Decided once per query block, for both of its S/dP slices: a uniform branch around
+  // the masked and unmasked forms of P and dS (a real branch in the SASS, not if-converted). A loop
+  // per run of blocks (as the forward has for key blocks) spilled at d 128 with fully unrolled
+  // products: values hoisted for the three copies of the step stayed live across all of them.
   if (tidx == 0) {
     BwdCtaScalars sc;
+    int u_lo, u_hi;
+    bwd_unmasked_rows<kBlockN>(n0, len_q, len_k, p.window, &u_lo, &u_hi);
+    sc.um_lo = (u_lo + kBlockM - 1) / kBlockM;
+    sc.um_hi = (u_hi >= len_q ? u_hi + kBlockM - 1 : u_hi) / kBlockM;  // a partial last block counts when u_hi = len_q
+    sc.m_first = p.deterministic ? m_end - 1 : m_begin;
+    sc.m_dir = p.deterministic ? -1 : 1;
     sc.q = at(p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride, head, q_row0);
     sc.dout = at(p.dout, p.do_batch_stride, p.do_row_stride, p.do_head_stride, head, q_row0);
     sc.lse2 = p.lse_log2 + head * p.total_q + q_row0;
     sc.dd = p.softmax_d + head * p.total_q + q_row0;
-    sc.dq_acc = p.dq_accum + (head * p.total_q + q_row0) * p.head_dim;
+    sc.dq_acc = p.dq_accum + (head * p.dq_accum_rows + q_row0 + int64_t(batch) * kBlockM) * kHeadDim;
     sc.semaphores =
         p.deterministic ? p.dq_semaphore + (int64_t(batch) * p.heads_q + head) * p.semaphore_m_blocks : nullptr;
     sc.q_row_stride = p.q_row_stride;
@@ -388,6 +409,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   constexpr int kHeadDimS = kHeadDim / kDqSlices;
   using SliceKt = Shape<Int<kHeadDimS>, Int<kBlockN>>;
   using SlicedQ = Shape<Int<kBlockM>, Int<kHeadDimS>>;
+  using DqTile = BwdDqTile<Tr>;
   typename Tr::TiledMmadQ mma_dq;
   auto thr_dq = mma_dq.get_thread_slice(tidx);
   Tensor tdQrdS = thr_dq.partition_fragment_A(
@@ -408,21 +430,17 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   // block), so a key block only waits for its predecessors' adds, not for their whole walk. In
   // ascending order key block n met its first query block (n, causal) n iterations after key block
   // 0 had, and waited idle that long: deterministic causal ran at ~0.55x (docs/perf-notes.md).
-  const int m_count = m_end - m_begin;
-  const bool descending = p.deterministic;
-  const auto m_at = [&](int it) { return descending ? m_end - 1 - it : m_begin + it; };
+  const auto m_at = [](int it, const BwdCtaScalars& sc) { return sc.m_first + it * sc.m_dir; };
   if (m_count > 0) {
     copy_zfill(gmem_copy, tKgK, tKsK, tKcK, len_k - n0, p.head_dim);
     copy_zfill(gmem_copy, tVgV, tVsV, tKcK, len_k - n0, p.head_dim_v);
-    load_q_do(m_at(0), 0, *scalars);
+    load_q_do(m_at(0, *scalars), 0, *scalars);
     cp_async_fence();
   }
 
-  // One step per query block; `mask`: whether P and dS need the per-element mask.
-  const auto step = [&](const int it, const bool mask) __attribute__((always_inline)) {
-    const int m_block = m_at(it);
+  // One step per query block.
+  const auto step = [&](const int it) __attribute__((always_inline)) {
     const int buf = kStages == 2 ? it & 1 : 0;
-    const int m0 = m_block * kBlockM;
 
     // The plain kernel rebuilds the products' smem views each step from a base address the compiler
     // cannot see through (as the forward does): otherwise ptxas hoists swizzled ldmatrix addresses out
@@ -448,6 +466,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         *reinterpret_cast<const BwdCtaScalars*>(reinterpret_cast<const float*>(st_ds + Tr::kSmemPdS) + 2 * kStages * kBlockM);
     const int len_q = sc.len_q;
     const int len_k = sc.len_k;
+    const int m_block = m_at(it, sc);
+    const int m0 = m_block * kBlockM;
+    const bool mask = m_block < sc.um_lo || m_block >= sc.um_hi;  // P and dS need the per-element mask
 
     cp_async_wait<0>();
     // RAW: Q[m], dO[m] (and K, V) landed for every warp. WAR: every warp finished the previous block's
@@ -455,7 +476,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     __syncthreads();
     if constexpr (kStages == 2) {
       if (it + 1 < m_count) {
-        load_q_do(m_at(it + 1), buf ^ 1, sc);
+        load_q_do(m_at(it + 1, sc), buf ^ 1, sc);
         cp_async_fence();
       }
     }
@@ -531,15 +552,15 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     // ends. The first slice's product is computed before the wait.
     int* semaphore = nullptr;
     int turn = 0;
-    const int rows_left = len_q - m0;
-    float* dq_block = sc.dq_acc + int64_t(m0) * p.head_dim;
-    // No row or column out of range. Plain kernel only: the second copy of the reductions made the
-    // softcap/ALiBi kernel spill at d 192/256 (sm_80).
-    const bool dq_interior = !kTransform && rows_left >= kBlockM && p.head_dim == kHeadDim;
+    // This query block's dQ tile in the workspace (bwd_traits.cuh, BwdDqTile): every reduction of a
+    // warp covers 32 x kDqAccumVec consecutive floats, and none needs a predicate (rows past the
+    // sequence and padded columns land in the tile's own slots, which the postprocess skips).
+    float* dq_tile = sc.dq_acc + int64_t(m_block) * DqTile::kFloats;
     CUTE_UNROLL
     for (int slice = 0; slice < kDqSlices; ++slice) {
       if constexpr (Tr::kSchedFences) __syncwarp();             // scheduling fence, as above
       Tensor acc_dq = partition_fragment_C(mma_dq, SlicedQ{});  // (MMA, MMA_M, MMA_D)
+      static_assert(decltype(size(acc_dq))::value == DqTile::kFragment, "BwdDqTile disagrees with the dQ product");
       clear(acc_dq);
       bwd_gemm(mma_dq, acc_dq, tdQrdS, tdQrKt,
                s2r_thr_dq_a.partition_S(make_tensor(make_smem_ptr(st_ds), typename Tr::SmemLayoutPdS{})),
@@ -557,37 +578,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         }
         __syncthreads();  // the whole CTA adds only after the previous key block's adds are visible
       }
-      Tensor acc_dq_rc = make_tensor(acc_dq.data(), rowcol_layout(acc_dq.layout()));  // (rows, cols)
-      const Tensor tdQcdQ = mma_dq.get_thread_slice(fresh_tid_x()).partition_C(make_identity_tensor(SlicedQ{}));
-      const Tensor tdQcdQ_rc = make_tensor(tdQcdQ.data(), rowcol_layout(tdQcdQ.layout()));  // -> (row, col in slice)
-      if (dq_interior) {
-        // No predicates, and every address is this thread's first one plus a compile-time offset
-        // (rows of kHeadDim floats): one reduction each instead of ~10 instructions.
-        const int row0 = get<0>(tdQcdQ_rc(0, 0));
-        const int col0 = get<1>(tdQcdQ_rc(0, 0));
-        float* dq_thr = dq_block + (row0 * kHeadDim + slice * kHeadDimS + col0);
-        CUTE_UNROLL
-        for (int r = 0; r < size<0>(acc_dq_rc); ++r) {
-          CUTE_UNROLL
-          for (int c = 0; c < size<1>(acc_dq_rc); c += 2) {
-            const int offset = (get<0>(tdQcdQ_rc(r, 0)) - row0) * kHeadDim + (get<1>(tdQcdQ_rc(0, c)) - col0);
-            atomic_add_pair(dq_thr + offset, acc_dq_rc(r, c), acc_dq_rc(r, c + 1));
-          }
-        }
-        continue;
-      }
+      float* dq_thr = dq_tile + DqTile::offset(slice, 0, fresh_tid_x());
       CUTE_UNROLL
-      for (int r = 0; r < size<0>(acc_dq_rc); ++r) {
-        const int row = get<0>(tdQcdQ_rc(r, 0));
-        if (row < rows_left) {
-          float* dq_row = dq_block + (row * p.head_dim + slice * kHeadDimS);  // 32-bit offset inside the block
-          CUTE_UNROLL
-          for (int c = 0; c < size<1>(acc_dq_rc); c += 2) {
-            const int col = get<1>(tdQcdQ_rc(0, c));  // even; col + 1 is its neighbour
-            if (slice * kHeadDimS + col < p.head_dim)
-              atomic_add_pair(dq_row + col, acc_dq_rc(r, c), acc_dq_rc(r, c + 1));
-          }
-        }
+      for (int i = 0; i < DqTile::kFragment; i += kDqAccumVec) {
+        float v[kDqAccumVec];
+        CUTE_UNROLL
+        for (int j = 0; j < kDqAccumVec; ++j) v[j] = acc_dq(i + j);
+        dq_accum_add(dq_thr + DqTile::offset(0, i, 0), v);
       }
     }
     if (p.deterministic) {
@@ -600,25 +597,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     if constexpr (kStages == 1) {
       if (it + 1 < m_count) {
         __syncthreads();  // WAR: every warp finished reading Q[m] and dO[m] before they are overwritten
-        load_q_do(m_at(it + 1), 0, sc);
+        load_q_do(m_at(it + 1, sc), 0, sc);
         cp_async_fence();
       }
     }
   };
 
-  // The query blocks [um_lo, um_hi) need no mask: every row of them (below len_q) sees every key of
-  // this block. Decided once per query block, for both of its S/dP slices: a uniform branch around
-  // the masked and unmasked forms of P and dS (a real branch in the SASS, not if-converted). A loop
-  // per run of blocks (as the forward has for key blocks) spilled at d 128 with fully unrolled
-  // products: values hoisted for the three copies of the step stayed live across all of them.
-  int u_lo, u_hi;
-  bwd_unmasked_rows<kBlockN>(n0, len_q, len_k, p.window, &u_lo, &u_hi);
-  const int um_lo = (u_lo + kBlockM - 1) / kBlockM;
-  const int um_hi = (u_hi >= len_q ? u_hi + kBlockM - 1 : u_hi) / kBlockM;  // a partial last block counts when u_hi = len_q
-  for (int it = 0; it < m_count; ++it) {
-    const int m_block = m_at(it);
-    step(it, m_block < um_lo || m_block >= um_hi);
-  }
+  for (int it = 0; it < m_count; ++it) step(it);
 
   // --- epilogue: dK (scaled) and dV -------------------------------------------------------------
   // blockIdx and threadIdx re-read (utils.cuh's fresh_*), shadowing the values of the top: kept

@@ -1,14 +1,15 @@
 #pragma once
 // The backward's row-wise kernels around the main one (bwd_kernel.cuh):
 //   preprocess   D = rowsum(dO * O) in fp32 per (row, q head) and the LSE in log2 units (+inf for a
-//                row that sees no key, so that its P is exactly 0); clears the fp32 dQ accumulator and,
+//                row that sees no key, so that its P is exactly 0); clears the fp32 dQ tiles and,
 //                in deterministic mode, the per-query-block turn counters. D is computed with the
 //                main kernel's MMA atom in its k order (bwd_rowsum_do_o), so that dP - D cancels
 //                exactly where it should
-//   postprocess  dQ accumulator * softmax_scale -> dq (input dtype, caller's strides)
+//   postprocess  dQ tiles (bwd_traits.cuh's BwdDqTile order) * softmax_scale -> dq (input dtype,
+//                caller's strides), one CTA of the main kernel's threads per query block
 //   GQA/MQA      dK, dV: the per-q-head fp32 shares summed over each group in q-head order -> dk, dv
 // Memory-bound and simple: 8 elements (one 16-byte access of the 16-bit tensors) per thread per step,
-// 8 lanes per row (pre/dQ) or one thread per 8-column chunk (dK/dV). They are templated on the main
+// 8 lanes per row (pre) or one thread per 8-column chunk (dK/dV). They are templated on the main
 // kernel's traits so that every generated TU owns its instantiations.
 
 #include <cuda_runtime.h>
@@ -17,7 +18,10 @@
 
 #include <cutlass/array.h>
 
+#include <cute/tensor.hpp>
+
 #include "common/bwd_params.h"
+#include "sm80/bwd_traits.cuh"
 
 namespace flashcute::sm80 {
 
@@ -124,6 +128,12 @@ __device__ __forceinline__ void bwd_rowsum_do_o(const BwdParams& p, int batch, i
   }
 }
 
+// The dQ accumulator's first tile of sequence `s` (batch b) and q head `head` (bwd_workspace.h).
+template <class Tr>
+__device__ __forceinline__ float* bwd_dq_tiles(const BwdParams& p, int batch, int head, const BwdSeq& s) {
+  return p.dq_accum + (head * p.dq_accum_rows + s.row0 + int64_t(batch) * Tr::kBlockM) * Tr::kHeadDim;
+}
+
 // grid (ceil(seqlen_q / kBwdRowsPerCta), heads_q, batch).
 template <class Tr>
 __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
@@ -134,6 +144,15 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __
     for (int i = threadIdx.x; i < p.semaphore_m_blocks; i += kBwdRowThreads) sem[i] = 0;
   }
   const BwdSeq s = bwd_seq_q(p, batch);
+  // Clear this sequence's dQ tiles, whole (every slot may receive a reduction): rows up to a whole
+  // number of query blocks, which may pass the rows the grid covers, hence the stride loop.
+  {
+    const int64_t tile_rows = (s.len + Tr::kBlockM - 1) / Tr::kBlockM * Tr::kBlockM;
+    float4* dq = reinterpret_cast<float4*>(bwd_dq_tiles<Tr>(p, batch, head, s));
+    const int64_t n = tile_rows * (Tr::kHeadDim / 4);
+    for (int64_t v = int64_t(blockIdx.x) * kBwdRowThreads + threadIdx.x; v < n; v += int64_t(gridDim.x) * kBwdRowThreads)
+      dq[v] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
   const int64_t r0 = int64_t(blockIdx.x) * kBwdRowsPerCta;
   if (r0 >= s.len) return;
   bwd_rowsum_do_o<Tr>(p, batch, head, s, r0);
@@ -149,38 +168,66 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __
       constexpr float kLog2e = 1.4426950408889634f;
       p.lse_log2[ws_row] = lse == -INFINITY ? INFINITY : lse * kLog2e;  // a row that sees no key: P = 0
     }
-    float* dq = p.dq_accum + ws_row * p.head_dim;
-#pragma unroll
-    for (int c = lane * 4; c < Tr::kHeadDim; c += kBwdLanesPerRow * 4)
-      if (c < p.head_dim) *reinterpret_cast<float4*>(dq + c) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   }
 }
 
-// grid (ceil(seqlen_q / kBwdRowsPerCta), heads_q, batch).
+// One query block's dQ tile -> dq: grid (ceil(seqlen_q / kBlockM), heads_q, batch), the main kernel's
+// threads. Thread t reads its fragment elements (BwdDqTile order: coalesced), scales them and puts
+// each at its (row, column) of an smem tile through the dQ product's partition_C; then 16-byte
+// stores of the rows and columns that exist.
 template <class Tr>
-__global__ void __launch_bounds__(kBwdRowThreads) bwd_postprocess_dq_kernel(const __grid_constant__ BwdParams p) {
+__global__ void __launch_bounds__(Tr::kThreads) bwd_postprocess_dq_kernel(const __grid_constant__ BwdParams p) {
+  using namespace cute;
   using Element = typename Tr::Element;
+  using Tile = BwdDqTile<Tr>;
+  constexpr int kBlockM = Tr::kBlockM;
+  constexpr int kHeadDim = Tr::kHeadDim;
+  constexpr int kPad = 8;  // row stride kHeadDim + 8 elements: the scattered 2-byte writes of 8 rows spread over the banks
+  const int m_block = blockIdx.x;
   const int head = blockIdx.y;
   const int batch = blockIdx.z;
   const BwdSeq s = bwd_seq_q(p, batch);
-  const int64_t r0 = int64_t(blockIdx.x) * kBwdRowsPerCta;
-  const int lane = threadIdx.x % kBwdLanesPerRow;
+  const int64_t m0 = int64_t(m_block) * kBlockM;
+  if (m0 >= s.len) return;
+  const float* tile = bwd_dq_tiles<Tr>(p, batch, head, s) + m0 * kHeadDim;
+  __shared__ Element staged[kBlockM][kHeadDim + kPad];
+
+  typename Tr::TiledMmadQ mma;
+  const Tensor coords =
+      mma.get_thread_slice(threadIdx.x).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<Tile::kSliceCols>>{}));
+  static_assert(decltype(size(coords))::value == Tile::kFragment, "BwdDqTile disagrees with the dQ partition");
 #pragma unroll
-  for (int step = 0; step < kBwdRowsPerCta / kBwdRowsPerStep; ++step) {
-    const int64_t i = r0 + step * kBwdRowsPerStep + threadIdx.x / kBwdLanesPerRow;
-    if (i >= s.len) return;
-    const float* acc = p.dq_accum + (head * p.total_q + s.row0 + i) * p.head_dim;
-    Element* dq = static_cast<Element*>(p.dq) +
-                  bwd_tensor_offset(p, batch, s, i, head, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride);
+  for (int slice = 0; slice < Tr::kDqSlices; ++slice) {
 #pragma unroll
-    for (int c = lane * 8; c < Tr::kHeadDim; c += kBwdLanesPerRow * 8) {
-      if (c < p.head_dim) {
-        float x[8] = {};
-        add8(acc + c, x);
-#pragma unroll
-        for (int k = 0; k < 8; ++k) x[k] *= p.softmax_scale;
-        store8(dq + c, x);
+    for (int i = 0; i < Tile::kFragment; i += kDqAccumVec) {
+      float v[kDqAccumVec];
+      const float* src = tile + Tile::offset(slice, i, threadIdx.x);
+      if constexpr (kDqAccumVec == 4) {
+        const float4 x = *reinterpret_cast<const float4*>(src);
+        v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+      } else if constexpr (kDqAccumVec == 2) {
+        const float2 x = *reinterpret_cast<const float2*>(src);
+        v[0] = x.x, v[1] = x.y;
+      } else {
+        v[0] = *src;
       }
+#pragma unroll
+      for (int j = 0; j < kDqAccumVec; ++j) {
+        const auto rc = coords(i + j);
+        staged[get<0>(rc)][slice * Tile::kSliceCols + get<1>(rc)] = static_cast<Element>(v[j] * p.softmax_scale);
+      }
+    }
+  }
+  __syncthreads();  // RAW: rows are written by the threads that own their fragments, read by others
+  Element* dq = static_cast<Element*>(p.dq);
+  constexpr int kChunksPerRow = kHeadDim / 8;
+  for (int c = threadIdx.x; c < kBlockM * kChunksPerRow; c += Tr::kThreads) {
+    const int r = c / kChunksPerRow;
+    const int col = c % kChunksPerRow * 8;
+    if (m0 + r < s.len && col < p.head_dim) {
+      Element* dst =
+          dq + bwd_tensor_offset(p, batch, s, m0 + r, head, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride) + col;
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(&staged[r][col]);
     }
   }
 }

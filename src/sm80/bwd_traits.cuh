@@ -107,4 +107,38 @@ struct BwdTraits {
   static_assert(kSmemBytes == C.smem_bytes(), "bwd_tile_config.h's smem formula disagrees with the layouts");
 };
 
+// Floats per reduction of the dQ accumulator (bwd_kernel.cuh, dq_accum_add): red.global.add.v4.f32
+// (or .v2: -DFLASHCUTE_SM80_BWD_DQ_VEC_SM90=2) on sm_90, scalar red.global.add.f32 on sm_80. The main kernel and the dQ postprocess are compiled
+// in the same pass, so they agree on it (BwdDqTile::offset).
+#ifndef FLASHCUTE_SM80_BWD_DQ_VEC_SM90
+#define FLASHCUTE_SM80_BWD_DQ_VEC_SM90 4
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+inline constexpr int kDqAccumVec = FLASHCUTE_SM80_BWD_DQ_VEC_SM90;
+#else
+inline constexpr int kDqAccumVec = 1;
+#endif
+
+// One query block's tile of the fp32 dQ accumulator (bwd_workspace.h): kBlockM x kHeadDim floats,
+// stored in the order the main kernel's reductions produce them, not row-major. Slice s of the dQ
+// product (kHeadDim / kDqSlices columns) owns kSliceFloats consecutive floats; in it, element i of
+// thread t's accumulator fragment (the dQ TiledMMA's partition_C) lies at
+//   (i / kDqAccumVec) * kThreads * kDqAccumVec + t * kDqAccumVec + i % kDqAccumVec,
+// so each reduction instruction of a warp covers 32 x kDqAccumVec consecutive floats (whole 128-byte
+// lines; a row-major tile spread each one over 8 rows and 8 L2 requests). The postprocess reads a
+// tile in the same order and maps element (t, i) back to its (row, column) through the same
+// partition. Every slot of a tile belongs to exactly one (t, i), so rows past the sequence and the
+// bucket's padded columns only ever fill slots the postprocess skips.
+template <class Tr>
+struct BwdDqTile {
+  static constexpr int kSliceCols = Tr::kHeadDim / Tr::kDqSlices;
+  static constexpr int kSliceFloats = Tr::kBlockM * kSliceCols;
+  static constexpr int kFloats = Tr::kBlockM * Tr::kHeadDim;
+  static constexpr int kFragment = kSliceFloats / Tr::kThreads;  // fragment elements per thread per slice
+  static_assert(kSliceFloats % Tr::kThreads == 0 && kFragment % 4 == 0, "dQ fragment must split in groups of 4");
+  __host__ __device__ static constexpr int offset(int slice, int i, int t) {
+    return slice * kSliceFloats + (i / kDqAccumVec) * (Tr::kThreads * kDqAccumVec) + t * kDqAccumVec + i % kDqAccumVec;
+  }
+};
+
 }  // namespace flashcute::sm80

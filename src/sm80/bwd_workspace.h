@@ -4,7 +4,8 @@
 // (src/api/params.cpp), so the two can never disagree. The library allocates nothing.
 //
 // Arrays (fp32 unless said otherwise), each starting on a 256-byte boundary:
-//   dq_accum   (heads_q, total_q, head_dim)     dQ summed over key blocks (cleared by the preprocess)
+//   dq_accum   (heads_q, dq_rows, bucket)       dQ summed over key blocks (cleared by the preprocess),
+//                                               in tiles of block_m rows (bwd_traits.cuh, BwdDqTile)
 //   softmax_d  (heads_q, total_q)               D = rowsum(dO * O)
 //   lse_log2   (heads_q, total_q)               the forward's LSE in log2 units, +inf for -inf
 //   dk_accum   (heads_q, total_k, head_dim)     GQA/MQA only: dK of each q head, summed over the group
@@ -13,7 +14,10 @@
 //                                               deterministic only: per query block, how many key
 //                                               blocks have added their dQ so far
 // total_q / total_k: batch * seqlen (dense) or the rows of the varlen tensors; seqlen_q is
-// max_seqlen_q for varlen. Rows are not padded: every kernel predicates its rows.
+// max_seqlen_q for varlen. Rows are not padded (every kernel predicates its rows), except in
+// dq_accum: bucket = the backward kernel's head-dim bucket, and sequence b's tiles start at row
+// first_row(b) + b * block_m, so that its last, partial tile ends before the next sequence's first:
+// dq_rows = total_q + batch * block_m.
 
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +36,7 @@ struct BwdWorkspaceLayout {
   size_t dk_accum = kNone;
   size_t dv_accum = kNone;
   size_t semaphore = kNone;
+  int64_t dq_rows = 0;  // rows of dq_accum per q head
   int64_t semaphore_m_blocks = 0;
   size_t bytes = 0;  // total
 };
@@ -46,7 +51,10 @@ inline BwdWorkspaceLayout bwd_workspace_layout(const ProblemDesc& p) {
   };
   const auto n = [](int64_t x) { return static_cast<size_t>(x < 0 ? 0 : x); };
   constexpr size_t kF = sizeof(float);
-  w.dq_accum = take(n(p.heads_q) * n(p.total_q) * n(p.head_dim) * kF);
+  const int32_t bucket = p.bwd_bucket;
+  const int block_m = bwd_tile_config(bucket).block_m;
+  w.dq_rows = p.total_q + p.batch * block_m;
+  w.dq_accum = take(n(p.heads_q) * n(w.dq_rows) * n(bucket) * kF);
   w.softmax_d = take(n(p.heads_q) * n(p.total_q) * kF);
   w.lse_log2 = take(n(p.heads_q) * n(p.total_q) * kF);
   if (p.heads_q != p.heads_kv) {
