@@ -555,7 +555,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     // This query block's dQ tile in the workspace (bwd_traits.cuh, BwdDqTile): every reduction of a
     // warp covers 32 x kDqAccumVec consecutive floats, and none needs a predicate (rows past the
     // sequence and padded columns land in the tile's own slots, which the postprocess skips).
-    float* dq_tile = sc.dq_acc + int64_t(m_block) * DqTile::kFloats;
+    // The tile's base: taken here for one slice; rebuilt per slice from the parked base for several
+    // (kept across d 256's four slices it spilled; rebuilt after d 128's one it spilled).
+    float* const dq_tile = sc.dq_acc + int64_t(m_block) * DqTile::kFloats;
     CUTE_UNROLL
     for (int slice = 0; slice < kDqSlices; ++slice) {
       if constexpr (Tr::kSchedFences) __syncwarp();             // scheduling fence, as above
@@ -578,7 +580,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         }
         __syncthreads();  // the whole CTA adds only after the previous key block's adds are visible
       }
-      float* dq_thr = dq_tile + DqTile::offset(slice, 0, fresh_tid_x());
+      float* const dq_thr = (kDqSlices == 1 ? dq_tile : sc.dq_acc + int64_t(m_block) * DqTile::kFloats) +
+                            DqTile::offset(slice, 0, fresh_tid_x());
       CUTE_UNROLL
       for (int i = 0; i < DqTile::kFragment; i += kDqAccumVec) {
         float v[kDqAccumVec];
