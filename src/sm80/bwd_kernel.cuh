@@ -356,7 +356,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
 
   // S = Q K^T and dP = dO V^T, in kSdpSlices slices of kBlockMS query rows (halves the live S/dP
   // registers where dK + dV already hold 128 per thread; see bwd_tile_config.h).
-  constexpr int kSdpSlices = Tr::kSdpSlices;
+  constexpr int kSdpSlices = kTransform ? Tr::kSdpSlicesTransform : Tr::kSdpSlices;
   constexpr int kBlockMS = kBlockM / kSdpSlices;
   using SliceQ = Shape<Int<kBlockMS>, Int<kHeadDim>>;
   using SlicePdS = Shape<Int<kBlockMS>, Int<kBlockN>>;

@@ -13,13 +13,17 @@
 
 #include <cstdint>
 
-// A/B builds: -DFLASHCUTE_SM80_BWD_D64_SDP_SLICES=1|2, -DFLASHCUTE_SM80_BWD_D128_SDP_SLICES=1|2, -DFLASHCUTE_SM80_BWD_D128_DQ_SLICES=1|2 (the
+// A/B builds: -DFLASHCUTE_SM80_BWD_D64_SDP_SLICES=1|2 (and _TRANSFORM), -DFLASHCUTE_SM80_BWD_D64_SDP_WARPS_M=2|4,
+// -DFLASHCUTE_SM80_BWD_D128_SDP_SLICES=1|2, -DFLASHCUTE_SM80_BWD_D128_DQ_SLICES=1|2 (the
 // defaults are the row's measured choices).
 #ifndef FLASHCUTE_SM80_BWD_D64_SDP_SLICES
-#define FLASHCUTE_SM80_BWD_D64_SDP_SLICES 2
+#define FLASHCUTE_SM80_BWD_D64_SDP_SLICES 1
+#endif
+#ifndef FLASHCUTE_SM80_BWD_D64_SDP_SLICES_TRANSFORM
+#define FLASHCUTE_SM80_BWD_D64_SDP_SLICES_TRANSFORM 2
 #endif
 #ifndef FLASHCUTE_SM80_BWD_D64_SDP_WARPS_M
-#define FLASHCUTE_SM80_BWD_D64_SDP_WARPS_M 4
+#define FLASHCUTE_SM80_BWD_D64_SDP_WARPS_M 2
 #endif
 #ifndef FLASHCUTE_SM80_BWD_D128_SDP_SLICES
 #define FLASHCUTE_SM80_BWD_D128_SDP_SLICES 1
@@ -42,6 +46,7 @@ struct BwdTileConfig {
   int sdp_slices;   // S/dP computed in this many slices of block_m / sdp_slices rows (fewer live registers)
   int dq_slices;    // dQ computed in this many slices of head_dim / dq_slices columns (fewer live registers)
   int k_step;       // 16-wide k-slices per step of the products' rolled k loops; 0 = all (fully unrolled)
+  int sdp_slices_transform = 0;  // S/dP slices of the softcap/ALiBi kernel; 0 = sdp_slices
 
   constexpr int threads() const { return warps * 32; }
   // K + V + stages x (Q + dO) + P + dS, 16-bit elements, stages x (LSE + D) of block_m rows in
@@ -64,26 +69,30 @@ constexpr int64_t BwdTileConfig::smem_bytes() const {
 // One CTA per SM (8 warps): dK + dV are 64-128 registers per thread before anything else, and every
 // row sits at 238-255 registers. Registers: main kernel, ptxas -v of nvcc 13.0, plain kernel sm_80 /
 // sm_90, then the softcap/ALiBi kernel sm_80 / sm_90; both dtypes the same, 0 bytes spilled in all
-// eight kernels of every row (2026-11-22). The shapes follow FlashAttention-2's sm80 choices where
+// eight kernels of every row (2026-11-25). The shapes follow FlashAttention-2's sm80 choices where
 // they fit; measurements in docs/perf-notes.md.
 constexpr BwdTileConfig kBwdTileConfigs[] = {
-    // d 64: 238 / 242, 255 / 254 regs; 166016 B. block_m 128 halves the query-block steps (and their
-    // three barriers) per CTA; S/dP in two 64-row slices (32 + 32 registers instead of 64 + 64).
-    {64, 128, 128, 8, FLASHCUTE_SM80_BWD_D64_SDP_WARPS_M, 4, 4, 2, FLASHCUTE_SM80_BWD_D64_SDP_SLICES, 1, 0},
-    // d 96: 244 / 246, 242 / 244 regs; 132224 B. dQ warps 4 x 2 because 96 is not a multiple of the
+    // d 64: 255 / 254, 239 / 227 regs; 166016 B. block_m 128 halves the query-block steps (and their
+    // three barriers) per CTA. S/dP in one slice with warps 2 x 4 (FlashAttention-2's shape): +1-9%
+    // over two slices with warps 4 x 2 (H100, 2026-11-25, measured while it still spilled 32 bytes);
+    // it fits since the dQ reductions lost their predicates (bwd_traits.cuh's BwdDqTile). The
+    // softcap/ALiBi kernel keeps two 64-row slices: one spilled 48 bytes on sm_80.
+    {64, 128, 128, 8, FLASHCUTE_SM80_BWD_D64_SDP_WARPS_M, 4, 4, 2, FLASHCUTE_SM80_BWD_D64_SDP_SLICES, 1, 0,
+     FLASHCUTE_SM80_BWD_D64_SDP_SLICES_TRANSFORM},
+    // d 96: 222 / 211, 213 / 215 regs; 132224 B. dQ warps 4 x 2 because 96 is not a multiple of the
     // 64-wide N tile of 2 x 4; S/dP in one slice spilled 8 bytes on sm_80 (a day-one revision).
     {96, 64, 128, 8, 2, 4, 4, 2, 2, 1, 0},
-    // d 128: 255 / 254, 255 / 255 regs; 164992 B. block_n 128: half the Q/dO reloads and dQ
+    // d 128: 255 / 255, 255 / 255 regs; 164992 B. block_n 128: half the Q/dO reloads and dQ
     // reductions of block_n 64; dK + dV 128 registers. S/dP and dQ in one slice each (FlashAttention-2's
     // shape): +10-17% over two slices each (H100, 2026-11-25), which re-read K/V and dS from smem
     // once per slice (25% more ldmatrix; the loop is shared-memory-bound). It fits only with the
     // fresh thread indices and opaque scalar reads of bwd_kernel.cuh. Fully unrolled products: k
     // steps of 2 slices spent ~700 of the loop's ~1780 instructions recomputing ldmatrix addresses.
     {128, 64, 128, 8, 2, 4, 2, 2, FLASHCUTE_SM80_BWD_D128_SDP_SLICES, FLASHCUTE_SM80_BWD_D128_DQ_SLICES, 0},
-    // d 192: 246 / 242, 251 / 242 regs; 164992 B. block_n 128 would need dK + dV = 192 registers per
+    // d 192: 236 / 230, 235 / 228 regs; 164992 B. block_n 128 would need dK + dV = 192 registers per
     // thread; block_n 64 needs 96.
     {192, 64, 64, 8, 2, 2, 2, 2, 1, 1, 0},
-    // d 256: 254 / 254, 248 / 244 regs; 148096 B. Two Q/dO stages (208 KB) do not fit an A100;
+    // d 256: 253 / 255, 242 / 248 regs; 148096 B. Two Q/dO stages (208 KB) do not fit an A100;
     // dK + dV 128 registers, dQ in four 64-column slices (16 each), S/dP in two; fully unrolled
     // products (k steps of 2 slices only before the softcap/ALiBi split).
     {256, 64, 64, 8, 2, 2, 2, 1, 2, 4, 0},
@@ -92,7 +101,7 @@ constexpr BwdTileConfig kBwdTileConfigs[] = {
 constexpr BwdTileConfig bwd_tile_config(int head_dim) {
   for (const BwdTileConfig& c : kBwdTileConfigs)
     if (c.head_dim == head_dim) return c;
-  return BwdTileConfig{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  return BwdTileConfig{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 }
 
 // The smallest block_m of any row: the deterministic mode's per-(batch, head) turn counters are

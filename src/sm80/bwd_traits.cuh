@@ -20,6 +20,7 @@ struct BwdTraits {
   static constexpr int kThreads = C.threads();
   static constexpr int kStages = C.stages;
   static constexpr int kSdpSlices = C.sdp_slices;
+  static constexpr int kSdpSlicesTransform = C.sdp_slices_transform > 0 ? C.sdp_slices_transform : C.sdp_slices;
   static constexpr int kDqSlices = C.dq_slices;
   // __syncwarp between the dV, dK and dQ products (bwd_kernel.cuh): scheduling fences that keep ptxas
   // from overlapping them. Off: 0 spills in every row without them and +0-4% (d 64 +2-4%, d 128
@@ -31,7 +32,9 @@ struct BwdTraits {
   static_assert(kHeadDim % (kDqSlices * 16 * (kWarps / C.dq_warps_m)) == 0, "dQ slices must be whole MMA tiles");
   // 16-wide k-slices per step of the products' rolled k loops (bwd_kernel.cuh, bwd_gemm); 0 = all.
   static constexpr int kSlicesPerStep = C.k_step > 0 ? C.k_step : 1 << 20;
-  static_assert(kBlockM % (kSdpSlices * 16 * C.sdp_warps_m) == 0, "S/dP slices must be whole MMA tiles");
+  static_assert(kBlockM % (kSdpSlices * 16 * C.sdp_warps_m) == 0 &&
+                    kBlockM % (kSdpSlicesTransform * 16 * C.sdp_warps_m) == 0,
+                "S/dP slices must be whole MMA tiles");
   static_assert(kStages == 1 || kStages == 2, "Q/dO are single- or double-buffered");
   static_assert(kHeadDim % 32 == 0 && kBlockM % 64 == 0 && kBlockN % 64 == 0, "bad tile config");
   static_assert(kBlockM % kBwdMinBlockM == 0, "turn counters are sized for kBwdMinBlockM-row query blocks");
