@@ -67,7 +67,7 @@ constexpr int64_t BwdTileConfig::smem_bytes() const {
 // Every row fits the 163 KB (166912-byte) opt-in shared memory of an A100, so it runs on every
 // sm_80/sm_90 part; the 99 KB parts (sm_86/89) are refused by the launcher with the byte counts.
 // One CTA per SM (8 warps): dK + dV are 64-128 registers per thread before anything else, and every
-// row sits at 238-255 registers. Registers: main kernel, ptxas -v of nvcc 13.0, plain kernel sm_80 /
+// row sits at 211-255 registers. Registers: main kernel, ptxas -v of nvcc 13.0, plain kernel sm_80 /
 // sm_90, then the softcap/ALiBi kernel sm_80 / sm_90; both dtypes the same, 0 bytes spilled in all
 // eight kernels of every row (2026-11-25). The shapes follow FlashAttention-2's sm80 choices where
 // they fit; measurements in docs/perf-notes.md.
