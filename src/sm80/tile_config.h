@@ -7,8 +7,9 @@
 
 #include "api/kernel_key.h"
 
-// A/B builds: -DFLASHCUTE_SM80_FWD_D128_KV_STAGES=1|2, -DFLASHCUTE_SM80_FWD_D64_REVERSE_M=false|true (the
-// defaults are the rows' measured choices).
+// A/B builds: -DFLASHCUTE_SM80_FWD_D128_KV_STAGES=1|2, -DFLASHCUTE_SM80_FWD_D64_REVERSE_M=false|true,
+// -DFLASHCUTE_SM80_FWD_D64_KV_STAGES=1|2, -DFLASHCUTE_SM80_FWD_D64_FRAG_PREFETCH=false|true, the block_n
+// macros below (the defaults are the rows' measured choices).
 #ifndef FLASHCUTE_SM80_FWD_D128_KV_STAGES
 #define FLASHCUTE_SM80_FWD_D128_KV_STAGES 2
 #endif
@@ -21,12 +22,18 @@
 #ifndef FLASHCUTE_SM80_FWD_D64_BLOCK_N
 #define FLASHCUTE_SM80_FWD_D64_BLOCK_N 64
 #endif
+#ifndef FLASHCUTE_SM80_FWD_D64_KV_STAGES
+#define FLASHCUTE_SM80_FWD_D64_KV_STAGES 1
+#endif
+#ifndef FLASHCUTE_SM80_FWD_D64_FRAG_PREFETCH
+#define FLASHCUTE_SM80_FWD_D64_FRAG_PREFETCH true
+#endif
 // d 128's lazy-rescale threshold (common/softmax.cuh; 0: the reference max moves on any growth).
 #ifndef FLASHCUTE_SM80_FWD_D128_RESCALE_THRESHOLD
 #define FLASHCUTE_SM80_FWD_D128_RESCALE_THRESHOLD 8
 #endif
 #ifndef FLASHCUTE_SM80_FWD_D64_REVERSE_M
-#define FLASHCUTE_SM80_FWD_D64_REVERSE_M true
+#define FLASHCUTE_SM80_FWD_D64_REVERSE_M false
 #endif
 
 namespace flashcute::sm80 {
@@ -56,8 +63,13 @@ struct FwdTileConfig {
 // economies (see its row); see docs/perf-notes.md for the measurements behind each choice. Registers are ptxas's (sm_90 / sm_80) for bf16.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d 64: 32 rows per warp fits (255 / 255 regs) and ran 13-17% faster than 64x128 (H100). Two K/V
-    // stages spill 8 bytes on sm_90. Query blocks last first: +1-2% causal, +0.5-1% non-causal.
-    {64, false, 128, FLASHCUTE_SM80_FWD_D64_BLOCK_N, 4, 1, FLASHCUTE_SM80_FWD_D64_REVERSE_M},
+    // stages (spill-free since the XOR addressing): -2% to -15% on 7 of 8 rows, with or without
+    // fragment prefetch. Query blocks in launch order (FA2's): +1.7% geometric mean over last first
+    // on bf16 2k-16k, +8% on causal 2k (H100, 2026-11-25, 3 processes per variant, within the
+    // method's noise; last first had measured +1-2% causal on the 2026-11-22 kernel). block_n 128
+    // (FA2's d 64 shape) still spills 56-104 bytes, also with S in two key slices.
+    {64, false, 128, FLASHCUTE_SM80_FWD_D64_BLOCK_N, 4, FLASHCUTE_SM80_FWD_D64_KV_STAGES, FLASHCUTE_SM80_FWD_D64_REVERSE_M,
+     FLASHCUTE_SM80_FWD_D64_FRAG_PREFETCH},
     // d 64 with softcap/ALiBi: the 128-row shape spills 412 bytes, 64x128 4-8 bytes; 64x64 fits
     // (215 / 211 regs).
     {64, true, 64, 64, 4},
