@@ -172,7 +172,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, lpt_grid_choice(false)},
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
-     wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false)},
+     wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
+     rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false)},
     // 224 KB; acc_o 128 + S 40 registers
     {256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
      wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false)},
