@@ -59,6 +59,7 @@ struct BenchOptions {
   int64_t tokens = 16384, hidden = 2048;
   int warmup = 3, iters = 10;
   bool flush = true;
+  bool fwd_workspace = true;  // the forward's optional workspace (SM90: the dynamic tile scheduler)
   uint64_t seed = 1;
   std::string csv, json;
 };
@@ -73,7 +74,7 @@ void usage(FILE* f) {
                "       flashcute bench [--dtype bf16,fp16] [--d 64,128,256] [--seqlen 512,...,16384]\n"
                "                     [--causal both|true|false] [--pass fwd,bwd,fwd+bwd] [--backend sm80,sm90]\n"
                "                     [--tokens N] [--hidden N] [--warmup N] [--iters N] [--no-flush] [--seed N]\n"
-               "                     [--csv PATH] [--json PATH]\n");
+               "                     [--fwd-workspace yes|no] [--csv PATH] [--json PATH]\n");
 }
 
 const char* dtype_name(DType dt) { return dt == DType::kBFloat16 ? "bf16" : "fp16"; }
@@ -226,6 +227,12 @@ bool parse_bench(int argc, char** argv, BenchOptions* o) {
         }
         o->passes.push_back(p);
       }
+    } else if (flag == "--fwd-workspace") {
+      if (value != "yes" && value != "no") {
+        std::fprintf(stderr, "flashcute: --fwd-workspace %s is not yes or no\n", value.c_str());
+        return false;
+      }
+      o->fwd_workspace = value == "yes";
     } else if (flag == "--csv") o->csv = value;
     else if (flag == "--json") o->json = value;
     else if (flag == "--d") {
@@ -409,6 +416,13 @@ int cmd_run(const RunOptions& o) {
   cudaStream_t stream;
   FC_CUDA_OR_RETURN(cudaStreamCreate(&stream));
   args.stream = reinterpret_cast<flashcute::Stream>(stream);
+  // The forward's optional workspace (validation errors are reported by the call below).
+  DeviceBuffer workspace;
+  size_t ws_bytes = 0;
+  if (flashcute::fwd_workspace_size(args, &ws_bytes).ok() && ws_bytes > 0) {
+    FC_CUDA_OR_RETURN(workspace.reserve(ws_bytes));
+    args.workspace = {workspace.get(), workspace.bytes()};
+  }
 
   // First call: correctness (and warm-up).
   flashcute::Status s = flashcute::fwd(args);
@@ -561,7 +575,8 @@ bool write_bench_json(const std::string& path, const std::vector<BenchRecord>& r
                prop.multiProcessorCount, driver, runtime, json_string(flashcute::version()).c_str(),
                json_string(flashcute::build_config()).c_str(),
                json_string("CUDA events per launch, median of " + std::to_string(o.iters) + " after " +
-                           std::to_string(o.warmup) + " warm-up launches; L2 flush " + (o.flush ? "on" : "off"))
+                           std::to_string(o.warmup) + " warm-up launches; L2 flush " + (o.flush ? "on" : "off") +
+                           "; forward workspace " + (o.fwd_workspace ? "given" : "not given"))
                    .c_str(),
                json_string(argv).c_str());
   for (size_t i = 0; i < records.size(); ++i) {
@@ -645,7 +660,8 @@ int cmd_bench(const BenchOptions& o, const std::string& argv) {
             flashcute::Status fwd_status = flashcute::fwd_workspace_size(fa, &fwd_ws);
             flashcute::Status bwd_status = flashcute::bwd_workspace_size(ba, &bwd_ws);
             FC_CUDA_OR_RETURN(workspace.reserve(std::max(fwd_ws, bwd_ws)));
-            fa.workspace = {workspace.get(), workspace.bytes()};
+            fa.workspace = o.fwd_workspace ? flashcute::Workspace{workspace.get(), workspace.bytes()}
+                                           : flashcute::Workspace{};
             ba.workspace = {workspace.get(), workspace.bytes()};
             // One forward first: it checks the path takes the case and writes the out and lse that the
             // backward reads.

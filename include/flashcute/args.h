@@ -49,6 +49,7 @@ struct AttentionOptions {
 };
 
 // Caller-owned device scratch memory. Size it with *_workspace_size(); the library never allocates.
+// Optional for the forward (api.h), required by the backward.
 struct Workspace {
   void* data = nullptr;
   size_t bytes = 0;

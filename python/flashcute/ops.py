@@ -1,7 +1,7 @@
 """Framework-neutral calls on DLPack tensors: torch, CuPy, JAX, NumPy (CPU arrays are rejected by
 validation, which is still useful to check arguments), or raw DLPack capsules.
 
-The caller allocates every output (and the backward's workspace) and names the CUDA stream; these
+The caller allocates every output (and the workspace) and names the CUDA stream; these
 functions only describe the tensors to the C++ library and enqueue the kernels. Layouts are
 flash_attn's (include/flashcute/args.h):
 
@@ -14,7 +14,9 @@ flash_attn's (include/flashcute/args.h):
 torch (`.cuda_stream`), CuPy (`.ptr`) or any object with `__cuda_stream__()`.
 `workspace` is None, a CUDA array of at least *_workspace_size() bytes, or a callable
 `alloc(nbytes) -> array` that is called only when the call needs scratch memory, e.g.
-`workspace=lambda n: cupy.empty(n, dtype=cupy.uint8)`.
+`workspace=lambda n: cupy.empty(n, dtype=cupy.uint8)`. The backward needs one; the forward's is
+optional (a few bytes: on Hopper its persistent kernel keeps a tile counter there and is faster with
+it). One workspace must not serve two calls that may run at the same time.
 
 Errors: ValueError (bad shapes, strides, devices, options) and TypeError (dtypes) carry the C++
 validation message verbatim; NotImplementedError (a RuntimeError) for valid input this build or

@@ -21,8 +21,9 @@ namespace {
     if (!fc_status_.ok()) return fc_status_; \
   } while (0)
 
-// The forward needs no scratch memory.
-size_t fwd_bytes(const ProblemDesc&) { return 0; }
+// The forward's workspace is optional: its bytes hold the SM90 persistent kernel's dynamic tile
+// counter. Without one, that kernel deals its tiles statically (and runs only where that paid).
+size_t fwd_bytes(const ProblemDesc&) { return kFwdWorkspaceBytes; }
 
 // The backward's scratch: fp32 dQ accumulator, per-row D and LSE, GQA dK/dV shares, deterministic
 // turn counters (src/sm80/bwd_workspace.h).
@@ -52,6 +53,8 @@ Status select(const ProblemDesc& p, int device_index, const std::vector<KernelKe
 template <class Args>
 Status check_fwd(const Args& args, ProblemDesc* p) {
   FC_TRY(validate(args, p));
+  // Optional: none at all (no pointer, 0 bytes) is fine; one that is given must be whole.
+  if (args.workspace.data == nullptr && args.workspace.bytes == 0) return Status::Ok();
   return check_workspace(args.workspace, fwd_bytes(*p), "fwd_workspace_size");
 }
 

@@ -106,12 +106,14 @@ BwdParams bwd_params(const Args& a, const ProblemDesc& p) {
 FwdParams make_fwd_params(const FwdArgs& a, const ProblemDesc& p) {
   FwdParams f;
   fill_io(a, p, &f);
+  f.workspace = a.workspace.bytes >= kFwdWorkspaceBytes ? a.workspace.data : nullptr;
   return f;
 }
 
 FwdParams make_fwd_params(const VarlenFwdArgs& a, const ProblemDesc& p) {
   FwdParams f;
   fill_io(a, p, &f);
+  f.workspace = a.workspace.bytes >= kFwdWorkspaceBytes ? a.workspace.data : nullptr;
   return f;
 }
 

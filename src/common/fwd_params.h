@@ -3,11 +3,16 @@
 // (src/api/params.cpp) and passed to every forward kernel as a __grid_constant__. Plain data only:
 // no CuTe, no CUDA types, 64-bit strides and offsets everywhere.
 
+#include <cstddef>
 #include <cstdint>
 
 #include "common/mask.h"
 
 namespace flashcute {
+
+// Bytes of the forward's optional workspace (fwd_workspace_size): the SM90 persistent kernel's tile
+// counter, one int, with room to spare.
+inline constexpr size_t kFwdWorkspaceBytes = 16;
 
 struct FwdParams {
   const void* q = nullptr;
@@ -52,6 +57,11 @@ struct FwdParams {
 
   const float* alibi_slopes = nullptr;  // null: off
   int64_t alibi_batch_stride = 0;       // 0: per head; heads_q: per (batch, head)
+
+  // The caller's forward workspace (fwd_workspace_size bytes, 256-byte aligned), or null when the
+  // call came without one (it is optional). The SM90 persistent kernel keeps its dynamic tile
+  // counter there.
+  void* workspace = nullptr;
 };
 
 }  // namespace flashcute

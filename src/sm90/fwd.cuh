@@ -1,7 +1,8 @@
 #pragma once
 // Host launcher of the SM90 forward for one KernelKey: builds the TMA descriptors of Q, K and V,
-// grid (query blocks, heads, batch), block = (1 producer + consumer) warpgroups, dynamic shared
-// memory from the traits (raised above 48 KB by attribute).
+// grid (query blocks, heads, batch) or (persistent) one CTA per SM, block = (1 producer + consumer)
+// warpgroups, dynamic shared memory from the traits (raised above 48 KB by attribute); the
+// persistent kernel's tile counter (in the caller's workspace) is zeroed before the launch.
 
 #include <cuda_runtime.h>
 
@@ -56,8 +57,9 @@ Tma make_tma(const TmaView& t, typename Tr::ShapeT* shape, SmemLayout smem_layou
   return make_tma_copy(SM90_TMA_LOAD{}, g, smem_layout, tile, _1{});
 }
 
+// `dynamic`: the persistent instantiation takes its tiles from a counter in p.workspace.
 template <KernelKey K, FwdTileConfig kConfig, bool kTransform>
-Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
+Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, bool dynamic = false) {
   using namespace cute;
   using Tr = FwdTraits<element_t<K.dtype>, kConfig>;
   constexpr int64_t kSmem = Tr::kSmemBytes;
@@ -106,15 +108,16 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
     // Persistent: one CTA per SM (at most one per tile); LPT grid: one CTA per tile on a 1-D grid.
     // Either way the kernel walks TileOrder in int arithmetic.
     const int64_t tiles = m_blocks * p.heads_q * p.batch;
-    if (tiles > INT32_MAX)
-      return Status::NotSupported("sm90 forward: " + std::to_string(tiles) + " tiles exceed 2^31; use backend=sm80");
+    if (tiles > (int64_t(1) << 30))  // tile indices run past num_tiles by up to 2 x grid in int
+      return Status::NotSupported("sm90 forward: " + std::to_string(tiles) + " tiles exceed 2^30; use backend=sm80");
     int device = 0, sms = 0;
     cudaError_t err = cudaGetDevice(&device);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (err != cudaSuccess)
       return Status::Cuda(std::string("sm90 forward: SM count: ") + cudaGetErrorString(err));
     grid = dim3(static_cast<unsigned>(Tr::kPersistent && tiles > sms ? sms : tiles));
-    // TileOrder's groups: as many batch x head indices as keep their K and V within half of L2.
+    // TileOrder's groups: as many batch x head indices as keep their K and V within half of L2, or
+    // (dynamic scheduler) FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP of them (tile_config.h).
     int l2 = 0;
     if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
       cudaGetLastError();
@@ -123,9 +126,17 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
     const int64_t kv_bytes = (p.seqlen_k > 0 ? p.seqlen_k : 1) * (p.head_dim + p.head_dim_v) *
                              static_cast<int64_t>(sizeof(typename Tr::Element));
     const int64_t batch_heads = static_cast<int64_t>(p.heads_q) * p.batch;
-    int64_t group = l2 / 2 / kv_bytes;
+    const bool fixed_group = Tr::kPersistent && dynamic && FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP > 0;
+    int64_t group = fixed_group ? FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP : l2 / 2 / kv_bytes;
     group = group < 1 ? 1 : (group > batch_heads ? batch_heads : group);
     params.tile_group = static_cast<int>(group);
+    if (Tr::kPersistent && dynamic) {
+      // The counter starts at 0 on every launch (stream-ordered before the kernel).
+      params.tile_counter = static_cast<int*>(p.workspace);
+      err = cudaMemsetAsync(params.tile_counter, 0, sizeof(int), reinterpret_cast<cudaStream_t>(stream));
+      if (err != cudaSuccess)
+        return Status::Cuda(std::string("sm90 forward: tile counter reset: ") + cudaGetErrorString(err));
+    }
   }
   kernel<<<grid, Tr::kThreads, kSmem, reinterpret_cast<cudaStream_t>(stream)>>>(params);
   const cudaError_t err = cudaGetLastError();
@@ -143,12 +154,14 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
     return Status::NotSupported("sm90 forward: heads_q and batch must be <= 65535 (grid y/z limits)");
   constexpr FwdTileConfig kRow = fwd_tile_config(K.head_dim);
   static_assert(kRow.head_dim == K.head_dim, "no SM90 forward tile config for this head-dim bucket");
-  // Short key ranges run the persistent instantiation where the row says it pays (tile_config.h).
-  if constexpr (kRow.persistent_max_seqlen_k > 0) {
-    if (p.seqlen_k <= kRow.persistent_max_seqlen_k)
+  // The persistent instantiation where the row says it pays (tile_config.h): with the dynamic tile
+  // scheduler when the caller gave a workspace, else with the static deal.
+  if constexpr (kRow.persistent_max_seqlen_k > 0 || kRow.dynamic_max_seqlen_k > 0) {
+    const bool dynamic = p.workspace != nullptr && p.seqlen_k <= kRow.dynamic_max_seqlen_k;
+    if (dynamic || p.seqlen_k <= kRow.persistent_max_seqlen_k)
       return p.transform_scores
-                 ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin)
-                 : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin);
+                 ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin, dynamic)
+                 : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin, dynamic);
   }
   if constexpr (kRow.block_n_full > 0) {
     // No mask and no score transform: the wider key step of block_n_full.

@@ -124,38 +124,80 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     }
     if (!single.has_rows()) return;
   }
-  // Runs fn(tile) on every tile of this CTA.
+  extern __shared__ __align__(1024) char smem_raw[];
+  auto& ss = *reinterpret_cast<typename Tr::SharedStorage*>(smem_raw);
+  const int wg_idx = cutlass::canonical_warp_group_idx();
+  const bool producer = wg_idx == static_cast<int>(WarpgroupRole::kProducer);
+
+  // Runs fn(tile) on every tile of this CTA. Persistent: the producer thread picks the tiles and
+  // hands each index to the consumers through a two-slot ring in smem (slot k % 2, a full and an
+  // empty mbarrier each; the index num_tiles ends the loop). Every CTA starts with tile blockIdx.x
+  // of TileOrder (the longest first); the next one comes from the caller's counter (dynamic: a CTA
+  // that finishes early takes the next tile in TileOrder, a longest-first list schedule) or,
+  // without a counter, from a static deal: round r hands CTA c the tile r * grid + c, in reverse
+  // (grid - 1 - c) on odd rounds, so the CTA that got a round's longest tile gets the next round's
+  // shortest. The producer claims its next tile after issuing the current tile's last load, while
+  // the consumers still have the pipeline's blocks to compute.
   auto for_each_tile = [&](auto&& fn) {
     if constexpr (Tr::kPersistent) {
       const TileOrder order = make_tile_order<kBlockM>(p, params.tile_group);
       const int num_tiles = order.m_blocks * order.batch_heads;  // the launcher checked it fits
-      // Round r hands CTA c the tile r * grid + c, in reverse (grid - 1 - c) on odd rounds: in
-      // TileOrder's longest-first order the CTA that got a round's longest tile gets the next
-      // round's shortest, so the per-CTA sums stay balanced under a causal mask.
       const int grid = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
-      for (int base = 0, round = 0; base < num_tiles; base += grid, ++round) {
-        const int t = base + ((round & 1) ? grid - 1 - cta : cta);
-        if (t >= num_tiles) continue;
+      auto run_tile = [&](int t) {
         int m_block, head, batch;
         order.decode(t, &m_block, &head, &batch);
         const TileWork w = make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
         if (w.has_rows()) fn(w);
+      };
+      // The ring's index words, addressed afresh at each use (no pointer kept live in the
+      // producer's 24-32 registers).
+      auto tile_slot = [&](int slot) -> volatile int& { return reinterpret_cast<volatile int*>(ss.tile_id)[slot]; };
+      if (producer) {
+        int t = cta;
+        for (int k = 0;; ++k) {
+          const int slot = k & 1;
+          Barrier::wait(&ss.barrier_tile_empty[slot], ((k >> 1) & 1) ^ 1);  // WAR: consumers read slot's last index
+          asm volatile("" ::: "memory");
+          tile_slot(slot) = t;
+          asm volatile("" ::: "memory");
+          Barrier::arrive(&ss.barrier_tile_full[slot]);  // release: the index is visible to the waiters
+          if (t >= num_tiles) break;
+          run_tile(t);
+          if (params.tile_counter != nullptr) {
+            // The shuffle (of the one live lane) marks t warp-uniform, so that t and the tile's
+            // coordinates stay in uniform registers: as a plain atomic result they spilled the
+            // producer's 24 registers (164 bytes at d 128).
+            t = __shfl_sync(1u, grid + atomicAdd(params.tile_counter, 1), 0);
+          } else {
+            const int round = t / grid + 1;  // of the next tile (from t: fewer live registers)
+            t = round * grid + ((round & 1) ? grid - 1 - cta : cta);
+          }
+          t = t < num_tiles ? t : num_tiles;
+        }
+      } else {
+        for (int k = 0;; ++k) {
+          const int slot = k & 1;
+          Barrier::wait(&ss.barrier_tile_full[slot], (k >> 1) & 1);  // RAW: the producer wrote the index
+          asm volatile("" ::: "memory");
+          const int t = tile_slot(slot);
+          __syncwarp();
+          asm volatile("" ::: "memory");
+          if (threadIdx.x % 32 == 0) Barrier::arrive(&ss.barrier_tile_empty[slot]);  // one arrival per warp
+          if (t >= num_tiles) break;
+          run_tile(t);
+        }
       }
     } else {
       fn(single);
     }
   };
 
-  extern __shared__ __align__(1024) char smem_raw[];
-  auto& ss = *reinterpret_cast<typename Tr::SharedStorage*>(smem_raw);
   Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), typename Tr::SmemLayoutQ{});    // (BM, D)
   Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), typename Tr::SmemLayoutK{});    // (BN, D, stage)
   Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), typename Tr::SmemLayoutV{});    // (BN, D, stage)
   Tensor sVt = make_tensor(make_smem_ptr(ss.v.data()), typename Tr::SmemLayoutVt{});  // (D, BN, stage)
 
-  // --- barriers: Q full (TMA transaction) and Q empty (persistent), the K and V pipelines ------------
-  const int wg_idx = cutlass::canonical_warp_group_idx();
-  const bool producer = wg_idx == static_cast<int>(WarpgroupRole::kProducer);
+  // --- barriers: Q full (TMA transaction), Q empty and the tile ring (persistent), the K and V pipelines
   typename Pipeline::Params pipe;
   pipe.transaction_bytes = Tr::kTmaBytesKV;
   pipe.role = producer ? Pipeline::ThreadCategory::Producer : Pipeline::ThreadCategory::Consumer;
@@ -164,6 +206,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   if (tidx == 0) {
     Barrier::init(&ss.barrier_q, 1);
     Barrier::init(&ss.barrier_q_empty, Tr::kConsumerThreads);
+    for (int i = 0; i < 2; ++i) {
+      Barrier::init(&ss.barrier_tile_full[i], 1);
+      Barrier::init(&ss.barrier_tile_empty[i], Tr::kConsumerThreads / 32);
+    }
   }
   // Both constructors initialize their mbarriers from warp 0 and fence the initialization.
   Pipeline pipeline_k(ss.pipeline_k, pipe, Shape<_1, _1, _1>{});

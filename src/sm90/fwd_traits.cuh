@@ -120,6 +120,9 @@ struct FwdTraits {
     [[no_unique_address]] OStorage o;  // empty unless kSeparateO
     alignas(8) uint64_t barrier_q;        // Q landed (TMA transaction bytes)
     alignas(8) uint64_t barrier_q_empty;  // persistent: consumers are done with Q's space
+    alignas(8) uint64_t barrier_tile_full[2];   // persistent: the producer wrote tile_id[i]
+    alignas(8) uint64_t barrier_tile_empty[2];  // persistent: every consumer warp read tile_id[i]
+    int tile_id[2];                             // persistent: the next tiles' TileOrder indices
     typename Pipeline::SharedStorage pipeline_k;
     typename Pipeline::SharedStorage pipeline_v;
   };
@@ -137,6 +140,9 @@ struct FwdTraits {
     TmaKV tma_k;
     TmaKV tma_v;
     int tile_group = 1;  // persistent or LPT grid: batch x head indices per TileOrder group
+    // Persistent: the dynamic scheduler's counter of tiles handed out beyond the first gridDim.x
+    // (the caller's workspace, zeroed by the launcher before the kernel); null: the static deal.
+    int* tile_counter = nullptr;
   };
 };
 

@@ -42,6 +42,11 @@ struct FwdTileConfig {
   // dispatch is a longest-first list schedule (false: grid (query blocks, heads, batch), each head's
   // query blocks last to first).
   bool lpt_grid = false;
+  // Dispatch: with a counter word in the caller's workspace, problems with seqlen_k <= this run the
+  // persistent instantiation with the dynamic tile scheduler (fwd_kernel.cuh: a CTA that finishes
+  // early takes the next tile in TileOrder); 0: never. Without a workspace only
+  // persistent_max_seqlen_k applies (the static deal).
+  int dynamic_max_seqlen_k = 0;
   // Set by for_kernel, not in the rows: this instantiation is the persistent one.
   bool persistent = false;
 
@@ -129,6 +134,20 @@ constexpr bool fused_exp2_choice(bool measured) { return measured_or_forced(FLAS
 #define FLASHCUTE_SM90_FWD_LPT_GRID -1
 #endif
 constexpr bool lpt_grid_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_LPT_GRID, measured); }
+// TileOrder's group under the dynamic scheduler (batch x head indices whose query blocks are dealt
+// together, longest first): N > 0 = N, 0 = as many as keep their K and V within half of L2 (fwd.cuh;
+// what the static deal always uses). Measured (H100, bf16, d 64/128, 3 rounds; perf-notes "Session
+// 9"): 1 and 2 ahead of the L2-sized group by 1-10% at 512-4k keys; 1 taken.
+#ifndef FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP
+#define FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP 1
+#endif
+// The dynamic scheduler's limit: 1 = every problem (given a workspace), 0 = none, -1 = the rows'.
+#ifndef FLASHCUTE_SM90_FWD_DYNAMIC
+#define FLASHCUTE_SM90_FWD_DYNAMIC -1
+#endif
+constexpr int dynamic_limit_choice(int measured) {
+  return FLASHCUTE_SM90_FWD_DYNAMIC < 0 ? measured : (FLASHCUTE_SM90_FWD_DYNAMIC != 0 ? 0x7fffffff : 0);
+}
 
 // Two pipeline stages everywhere. block_n is bounded by the consumer register budget (acc_o is d/2
 // fp32 registers per thread, S is block_n/2, P block_n/4) and by 227 KB of shared memory.
@@ -154,29 +173,38 @@ constexpr bool lpt_grid_choice(bool measured) { return measured_or_forced(FLASHC
 //   d 64's only (d 96 and d 192 follow d 128). FMA-unit exp2s at d 64 (1 in 8: -5-8% against the
 //   fused form; 1 in 4: worse) and block_n_full 176 at d 128 (-2% to +1%) did not pay and stay off,
 //   as does the TileOrder grid (lpt_grid: -1% to -7%).
+// - Dynamic scheduler (session 9; given a workspace, TileOrder group 1, against the dispatch without
+//   one, median of 3 rounds): d 64 non-causal +6%, +4%, +0% at 512, 1k, 2k keys, then -5% to -10%;
+//   causal +8%, +9%, +11% at 512-2k, +2% at 4k, then -5% and -11%; d 128 non-causal +11%, +9%, +9%,
+//   +4% at 512-4k, +1% at 8k, -1% at 16k; causal +8%, +5%, +6% at 512-2k, -1%, +0%, -2% at 4k-16k;
+//   d 256 (L2-sized group) -9% to +2%. So up to 2k keys at d 64 and 4k at d 128; d 256 off; d 96
+//   and d 192 not measured (off).
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
     //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap,
-    //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, lpt_grid
+    //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, lpt_grid, dynamic up to seqlen_k
     {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, 128, 2, FLASHCUTE_SM90_FWD_D64_WGS,  // 88 KB (+24 KB O, persistent)
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
-     FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0, lpt_grid_choice(false)},
+     FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0, lpt_grid_choice(false),
+     dynamic_limit_choice(2048)},
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
-     wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false)},
+     wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false),
+     dynamic_limit_choice(0)},
     {128, 128, 128, 2, 2,  // 160 KB (+32 KB O, persistent)
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false),
-     FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, lpt_grid_choice(false)},
+     FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, lpt_grid_choice(false), dynamic_limit_choice(4096)},
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
-     rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false)},
+     rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false), dynamic_limit_choice(0)},
     // 224 KB; acc_o 128 + S 40 registers
     {256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
-     wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false)},
+     wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
+     lpt_grid_choice(false), dynamic_limit_choice(0)},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {

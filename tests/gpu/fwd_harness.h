@@ -654,10 +654,14 @@ inline void prepare_device(const FwdCase& c, const FwdInputs& in, FwdDeviceState
     }
     a.options = opt;
   }
-  // Workspace sized by the API (0 bytes is a valid answer); cudaMalloc is 256-byte aligned.
+  // Workspace sized by the API, filled with 0xFF bytes (the kernels may not expect it zeroed);
+  // cudaMalloc is 256-byte aligned.
   size_t ws = 0;
   const Status s = vl ? fwd_workspace_size(st->var, &ws) : fwd_workspace_size(st->dense, &ws);
-  if (s.ok() && ws > 0) st->workspace.allocate(ws);
+  if (s.ok() && ws > 0) {
+    st->workspace.allocate(ws);
+    FC_HARNESS_CUDA(cudaMemset(st->workspace.get(), 0xFF, ws));
+  }
   const Workspace w{st->workspace.get(), st->workspace.bytes()};
   st->dense.workspace = w;
   st->var.workspace = w;

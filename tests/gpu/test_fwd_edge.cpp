@@ -602,6 +602,84 @@ TEST_P(FwdRepeat, RepeatedCallsOnSameBuffersAreIdentical) {
 }
 
 // ================================================================================================
+// The forward's workspace is optional (api.h): on SM90 the persistent kernel takes its tiles from a
+// counter there (zeroed by the launch, so the 0xFF / 0x7F garbage filled in here must not matter),
+// and without one it runs the static deal or one CTA per tile. Each tile's arithmetic is the same
+// whichever CTA runs it, so every variant gives the same bits; the first call is also checked
+// against the reference. Sizes: many tiles per SM at seqlen_k above and below 1024.
+
+class FwdWorkspace : public OnBackend {};
+
+TEST_P(FwdWorkspace, OptionalAndGivesTheSameBitsWithOrWithout) {
+  FC_REQUIRE_GPU();
+  std::vector<FwdCase> cases;
+  {
+    FwdCase c = dense(kBf16, 4, 2048, 2048, 16, 4, 64, 170);
+    c.causal = true;
+    cases.push_back(c);
+    cases.push_back(dense(kFp16, 3, 1500, 1700, 16, 16, 128, 171));
+    c = dense(kBf16, 8, 700, 1000, 16, 8, 128, 172);
+    c.causal = true;
+    cases.push_back(c);
+    c = dense(kBf16, 2, 1100, 1100, 8, 2, 256, 173);
+    c.causal = true;
+    cases.push_back(c);
+    c = dense(kFp16, 4, 900, 3000, 12, 4, 64, 174);
+    c.window_left = 200;
+    c.window_right = 40;
+    c.softcap = 30.0f;
+    cases.push_back(c);
+    std::vector<int32_t> lq, lk;
+    for (int i = 0; i < 24; ++i) {
+      lq.push_back(i % 5 == 0 ? 0 : (i * 397) % 2500 + 1);
+      lk.push_back((i * 211) % 2500 + 1);
+    }
+    c = varlen(kBf16, lq, lk, 16, 4, 128, 175);
+    c.causal = true;
+    cases.push_back(c);
+  }
+  int ran = 0;
+  std::string not_built;
+  for (const FwdCase& c : cases) {
+    SCOPED_TRACE(c.str());
+    const FwdInputs in = make_inputs(c);
+    FwdDeviceState st;
+    prepare_device(c, in, &st);  // with a workspace of fwd_workspace_size bytes, 0xFF-filled
+    ASSERT_GT(st.workspace.bytes(), 0u);
+    const Status s = call_fwd(&st, nullptr);
+    if (s.code() == StatusCode::kNotSupported) {  // this case's kernel is not in the build: the next one
+      not_built += "\n  " + c.str() + ": " + s.message();
+      continue;
+    }
+    ASSERT_TRUE(s.ok()) << "REPRO: " << c.str() << "\n  " << to_string(s.code()) << ": " << s.message();
+    ++ran;
+    const GpuResult first = read_result(c, st);
+    const FwdOutcome o = check_result(c, in, first, compute_reference(c, in));
+    ASSERT_TRUE(o.ok) << o.message;
+    const Workspace given = st.dense.workspace;
+    for (int variant = 0; variant < 3; ++variant) {
+      FC_CUDA_CHECK(cudaMemset(st.out.buf.get(), 0xFF, st.out.buf.bytes()));
+      FC_CUDA_CHECK(cudaMemset(st.lse.buf.get(), 0xFF, st.lse.buf.bytes()));
+      // 0: no workspace; 1: the workspace refilled with 0x7F bytes (a large positive count); 2: given
+      // again without a refill (the previous launch's final count).
+      const Workspace w = variant == 0 ? Workspace{} : given;
+      if (variant == 1) FC_CUDA_CHECK(cudaMemset(given.data, 0x7F, given.bytes));
+      FC_CUDA_CHECK(cudaDeviceSynchronize());
+      st.dense.workspace = w;
+      st.var.workspace = w;
+      FC_ASSERT_FWD_STATUS(call_fwd(&st, nullptr));
+      const GpuResult again = read_result(c, st);
+      EXPECT_EQ(first_bit_difference(first.out, again.out), -1) << "REPRO: " << c.str() << "\n  variant " << variant;
+      EXPECT_EQ(first_bit_difference(first.lse, again.lse), -1) << "REPRO: " << c.str() << "\n  variant " << variant;
+      EXPECT_TRUE(again.outside_written.empty()) << again.outside_written;
+    }
+  }
+  if (ran == 0) GTEST_SKIP() << "no case's kernel is in this build:" << not_built;
+  if (!not_built.empty())
+    std::printf("[ note ] FwdWorkspace: %d cases ran; not in this build:%s\n", ran, not_built.c_str());
+}
+
+// ================================================================================================
 // Varlen.
 
 std::vector<int32_t> random_lengths(std::mt19937_64& rng, int n, int lo, int hi) {
@@ -954,6 +1032,7 @@ INSTANTIATE_TEST_SUITE_P(Backends, FwdMasked, ::testing::ValuesIn(test_backends(
 INSTANTIATE_TEST_SUITE_P(Backends, FwdMetamorphic, ::testing::ValuesIn(test_backends()), backend_param_name);
 INSTANTIATE_TEST_SUITE_P(Backends, FwdStream, ::testing::ValuesIn(test_backends()), backend_param_name);
 INSTANTIATE_TEST_SUITE_P(Backends, FwdRepeat, ::testing::ValuesIn(test_backends()), backend_param_name);
+INSTANTIATE_TEST_SUITE_P(Backends, FwdWorkspace, ::testing::ValuesIn(test_backends()), backend_param_name);
 INSTANTIATE_TEST_SUITE_P(Backends, FwdVarlenMaxSeqlen, ::testing::ValuesIn(test_backends()), backend_param_name);
 INSTANTIATE_TEST_SUITE_P(Backends, FwdOffsets64, ::testing::ValuesIn(test_backends()), backend_param_name);
 

@@ -442,10 +442,11 @@ TEST_P(FullGrid, MatchesReference) {
   FC_CHECK_FWD_CASE(GetParam());
 }
 
-// Many tiles per CTA: with seqlen_k <= 1024 the SM90 path runs its persistent kernel at d 64 and
-// 128 (src/sm90/tile_config.h), and only a grid of several times the SM count makes every CTA loop
-// over tiles (O staging, Q reloads and the K/V pipeline continued across tiles). Checked in sampled
-// mode: the first and last (batch, head) run in a CTA's first and last rounds.
+// Many tiles per CTA: the SM90 path runs its persistent kernel where src/sm90/tile_config.h's rows
+// say (statically dealt up to persistent_max_seqlen_k, with the dynamic scheduler up to
+// dynamic_max_seqlen_k), and only a grid of several times the SM count makes every CTA loop over
+// tiles (O staging, Q reloads and the K/V pipeline continued across tiles). Checked in sampled mode:
+// the first and last (batch, head) run in a CTA's first and last rounds.
 std::vector<FwdCase> full_persistent() {
   std::vector<FwdCase> v;
   uint64_t seed = 15000;
@@ -462,6 +463,17 @@ std::vector<FwdCase> full_persistent() {
   }
   v.push_back(varlen_case(kBf16, lq, lk, {16, 2}, 64, Mask::kCausal, seed++));
   v.push_back(varlen_case(kFp16, lq, lk, {16, 4}, 128, Mask::kNone, seed++));
+  // Longer keys: the persistent kernel with the dynamic tile scheduler where the rows use it there
+  // (the harness passes a workspace), one CTA per tile where they do not.
+  v.push_back(mk(kBf16, 4, {2048, 2048}, {16, 4}, 64, Mask::kCausal, seed++));  // 704 tiles
+  v.push_back(mk(kFp16, 4, {1800, 2500}, {16, 8}, 128, Mask::kNone, seed++));  // 960 tiles
+  v.push_back(mk(kBf16, 2, {2100, 2100}, {16, 16}, 256, Mask::kCausal, seed++));  // 544 tiles
+  std::vector<int32_t> lq2, lk2;
+  for (int i = 0; i < 20; ++i) {
+    lq2.push_back(i % 6 == 0 ? 0 : (i * 733) % 3000 + 1);
+    lk2.push_back((i * 389) % 3000 + 1);
+  }
+  v.push_back(varlen_case(kBf16, lq2, lk2, {16, 4}, 128, Mask::kCausal, seed++));
   return v;
 }
 

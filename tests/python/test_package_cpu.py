@@ -291,12 +291,15 @@ def test_not_supported_is_a_runtime_error():
 
 
 @needs_ext
-def test_valid_dense_forward_needs_no_workspace():
-    assert ops.fwd_workspace_size(**dense()) == 0
-    assert ops.fwd_workspace_size(**dense(hq=8, hk=2, d=128, dtype="bfloat16"), causal=True, softcap=30.0) == 0
+def test_forward_workspace_is_optional_but_whole_when_given():
+    # 16 bytes: the SM90 persistent kernel's tile counter. Without a workspace the forward still runs.
+    assert ops.fwd_workspace_size(**dense()) == 16
+    assert ops.fwd_workspace_size(**dense(hq=8, hk=2, d=128, dtype="bfloat16"), causal=True, softcap=30.0) == 16
     args = dense()
     del args["lse"]  # lse is optional
-    assert ops.fwd_workspace_size(**args) == 0
+    assert ops.fwd_workspace_size(**args) == 16
+    with pytest.raises(ValueError, match=re.escape("workspace: 8 bytes given, 16 needed (see fwd_workspace_size)")):
+        ops.fwd(**dense(), workspace=fake(8, dtype="uint8"))
 
 
 # ---- varlen forward ------------------------------------------------------------------------------------
