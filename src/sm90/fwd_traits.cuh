@@ -121,7 +121,7 @@ struct FwdTraits {
     alignas(8) uint64_t barrier_q;        // Q landed (TMA transaction bytes)
     alignas(8) uint64_t barrier_q_empty;  // persistent: consumers are done with Q's space
     alignas(8) uint64_t barrier_tile_full[2];   // persistent: the producer wrote tile_id[i]
-    alignas(8) uint64_t barrier_tile_empty[2];  // persistent: every consumer warp read tile_id[i]
+    alignas(8) uint64_t barrier_tile_empty[2];  // persistent: every consumer thread read tile_id[i]
     int tile_id[2];                             // persistent: the next tiles' TileOrder indices
     typename Pipeline::SharedStorage pipeline_k;
     typename Pipeline::SharedStorage pipeline_v;
