@@ -101,21 +101,19 @@ BwdParams bwd_params(const Args& a, const ProblemDesc& p) {
   return b;
 }
 
+// The forward's params: tensors, options and the optional workspace (null when none was given).
+template <class Args>
+FwdParams fwd_params(const Args& a, const ProblemDesc& p) {
+  FwdParams f;
+  fill_io(a, p, &f);
+  f.workspace = a.workspace.bytes >= kFwdWorkspaceBytes ? a.workspace.data : nullptr;
+  return f;
+}
+
 }  // namespace
 
-FwdParams make_fwd_params(const FwdArgs& a, const ProblemDesc& p) {
-  FwdParams f;
-  fill_io(a, p, &f);
-  f.workspace = a.workspace.bytes >= kFwdWorkspaceBytes ? a.workspace.data : nullptr;
-  return f;
-}
-
-FwdParams make_fwd_params(const VarlenFwdArgs& a, const ProblemDesc& p) {
-  FwdParams f;
-  fill_io(a, p, &f);
-  f.workspace = a.workspace.bytes >= kFwdWorkspaceBytes ? a.workspace.data : nullptr;
-  return f;
-}
+FwdParams make_fwd_params(const FwdArgs& a, const ProblemDesc& p) { return fwd_params(a, p); }
+FwdParams make_fwd_params(const VarlenFwdArgs& a, const ProblemDesc& p) { return fwd_params(a, p); }
 
 BwdParams make_bwd_params(const BwdArgs& a, const ProblemDesc& p) { return bwd_params(a, p); }
 BwdParams make_bwd_params(const VarlenBwdArgs& a, const ProblemDesc& p) { return bwd_params(a, p); }
