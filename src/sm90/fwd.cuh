@@ -158,10 +158,22 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
   // scheduler when the caller gave a workspace, else with the static deal.
   if constexpr (kRow.persistent_max_seqlen_k > 0 || kRow.dynamic_max_seqlen_k > 0) {
     const bool dynamic = p.workspace != nullptr && p.seqlen_k <= kRow.dynamic_max_seqlen_k;
-    if (dynamic || p.seqlen_k <= kRow.persistent_max_seqlen_k)
+    if constexpr (kRow.block_n_masked > 0) {
+      // A causal mask or window and no score transform, up to the longer of the two limits: the
+      // masked kernel's wider key step, dynamic with a workspace and with the static deal without
+      // one, so that the workspace changes the order of the tiles and never their arithmetic.
+      constexpr int kMaskedMax = kRow.dynamic_max_seqlen_k > kRow.persistent_max_seqlen_k
+                                     ? kRow.dynamic_max_seqlen_k
+                                     : kRow.persistent_max_seqlen_k;
+      if (!p.transform_scores && !window_is_full(p.window) && p.seqlen_k <= kMaskedMax)
+        return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(p, stream, max_smem_optin,
+                                                                                       p.workspace != nullptr);
+    }
+    if (dynamic || p.seqlen_k <= kRow.persistent_max_seqlen_k) {
       return p.transform_scores
                  ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin, dynamic)
                  : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin, dynamic);
+    }
   }
   if constexpr (kRow.block_n_full > 0) {
     // No mask and no score transform: the wider key step of block_n_full.

@@ -47,18 +47,30 @@ struct FwdTileConfig {
   // early takes the next tile in TileOrder); 0: never. Without a workspace only
   // persistent_max_seqlen_k applies (the static deal).
   int dynamic_max_seqlen_k = 0;
+  // Key rows per step for plain (no softcap/ALiBi) problems with a causal mask or window that run
+  // the persistent kernel (persistent_max_seqlen_k / dynamic_max_seqlen_k), on the plain loop (no
+  // overlap, no ping-pong): short masked problems spend most of their steps on boundary blocks, and
+  // a wider step means fewer of them. A separate instantiation, picked by Fwd::run; 0: off.
+  int block_n_masked = 0;
   // Set by for_kernel, not in the rows: this instantiation is the persistent one.
   bool persistent = false;
 
   // The configuration one kernel instantiation runs: the row, for the softcap/ALiBi kernel
   // (`transform`) without overlap and ping-pong when transform_overlap is off, persistent or not,
-  // and with block_n_full's width for `full` (unmasked, plain) problems.
-  constexpr FwdTileConfig for_kernel(bool transform, bool persistent_kernel, bool full = false) const {
+  // with block_n_full's width for `full` (unmasked, plain) problems, and with block_n_masked's width
+  // and the plain loop for `masked` (plain, persistent) ones.
+  constexpr FwdTileConfig for_kernel(bool transform, bool persistent_kernel, bool full = false,
+                                     bool masked = false) const {
     FwdTileConfig c = *this;
     if (transform && !transform_overlap) c.overlap = c.pingpong = false;
     c.persistent = persistent_kernel;
     if (full && block_n_full > 0) c.block_n = block_n_full;
+    if (masked && block_n_masked > 0) {
+      c.block_n = block_n_masked;
+      c.overlap = c.pingpong = false;
+    }
     c.block_n_full = 0;
+    c.block_n_masked = 0;
     return c;
   }
 
@@ -110,6 +122,21 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D64_WGS
 #define FLASHCUTE_SM90_FWD_D64_WGS 3
 #endif
+// d 128: key rows per step (A/B builds).
+#ifndef FLASHCUTE_SM90_FWD_D128_BLOCK_N
+#define FLASHCUTE_SM90_FWD_D128_BLOCK_N 128
+#endif
+// d 64: key rows per step.
+#ifndef FLASHCUTE_SM90_FWD_D64_BLOCK_N
+#define FLASHCUTE_SM90_FWD_D64_BLOCK_N 128
+#endif
+// Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
+#ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED
+#define FLASHCUTE_SM90_FWD_BLOCK_N_MASKED -1
+#endif
+constexpr int block_n_masked_choice(int measured) {
+  return FLASHCUTE_SM90_FWD_BLOCK_N_MASKED < 0 ? measured : FLASHCUTE_SM90_FWD_BLOCK_N_MASKED;
+}
 // Softmax policy (common/softmax.cuh) and launch-shape switches for A/B builds; -1 keeps the rows'
 // values where a row has one. The lazy-rescale threshold of every row; the fused exponent (0/1);
 // d 64's share of exp2s on the FMA units (every Nth; 0: none); d 128's key step for unmasked plain
@@ -179,32 +206,41 @@ constexpr int dynamic_limit_choice(int measured) {
 //   +4% at 512-4k, +1% at 8k, -1% at 16k; causal +8%, +5%, +6% at 512-2k, -1%, +0%, -2% at 4k-16k;
 //   d 256 (L2-sized group) -9% to +2%. So up to 2k keys at d 64 and 4k at d 128; d 256 off; d 96
 //   and d 192 not measured (off).
+// - block_n_masked (session 10, 3 rounds, bf16, against the rows' kernels): d 64 with 192 keys per
+//   step on the plain loop, for every problem: causal +8%, +10%, +11% at 512, 1k, 2k keys, within
+//   +-2% at 4k-16k causal and 8k-16k non-causal, non-causal -10% / -8% / -4% at 512 / 1k / 4k; so
+//   masked plain problems up to 2k keys only (persistent; Fwd::run). Two consumer warpgroups (+9-10% causal
+//   512 / 1k, -4% at 2k, -5% to -20% elsewhere) lost to it; d 128 at 192 keys lost 5-25% with
+//   either loop, so its row keeps 0.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
     //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap,
-    //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, lpt_grid, dynamic up to seqlen_k
-    {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, 128, 2, FLASHCUTE_SM90_FWD_D64_WGS,  // 88 KB (+24 KB O, persistent)
+    //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, lpt_grid, dynamic up to seqlen_k,
+    //     block_n_masked
+    {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D64_WGS,  // 88 KB (+24 O)
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0, lpt_grid_choice(false),
-     dynamic_limit_choice(2048)},
+     dynamic_limit_choice(2048), block_n_masked_choice(192)},
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false),
-     dynamic_limit_choice(0)},
-    {128, 128, 128, 2, 2,  // 160 KB (+32 KB O, persistent)
+     dynamic_limit_choice(0), block_n_masked_choice(0)},
+    {128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, 2, 2,  // 160 KB (+32 KB O, persistent)
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false),
-     FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, lpt_grid_choice(false), dynamic_limit_choice(4096)},
+     FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, lpt_grid_choice(false), dynamic_limit_choice(4096),
+     block_n_masked_choice(0)},
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
-     rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false), dynamic_limit_choice(0)},
+     rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false), dynamic_limit_choice(0),
+     block_n_masked_choice(0)},
     // 224 KB; acc_o 128 + S 40 registers
     {256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
      wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
-     lpt_grid_choice(false), dynamic_limit_choice(0)},
+     lpt_grid_choice(false), dynamic_limit_choice(0), block_n_masked_choice(0)},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
