@@ -130,6 +130,11 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D64_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D64_BLOCK_N 128
 #endif
+// The softmax's partial maxima/sums per fragment row (SoftmaxPolicy::reduce_chains; 1: serial). 4 and
+// 8 measured (session 10): d 64 -1% to -8% on long rows, d 128 within +-3%; off.
+#ifndef FLASHCUTE_SM90_FWD_REDUCE_CHAINS
+#define FLASHCUTE_SM90_FWD_REDUCE_CHAINS 1
+#endif
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED
 #define FLASHCUTE_SM90_FWD_BLOCK_N_MASKED -1
