@@ -31,10 +31,6 @@ struct SoftmaxPolicy {
   // p = 2^fma(s, mult, -fl(m * mult)) (one FFMA per score) where every row's |m * mult| < 2^20, the
   // score-domain form otherwise (OnlineSoftmax::update says why both are exact).
   bool fused_exp2 = false;
-  // Independent partial maxima and sums per row of a thread's fragment (combined pairwise at the
-  // end): the dependency chain of a row's reduction is cols / reduce_chains long instead of cols
-  // (1: one serial chain). The maxima are the same bits in any order; the sums round differently.
-  int reduce_chains = 1;
 };
 
 template <int kRows, int kQuad, SoftmaxPolicy kPolicy = SoftmaxPolicy{}>
@@ -42,14 +38,6 @@ struct OnlineSoftmax {
   float row_max[kRows];
   float row_sum[kRows];  // this thread's partial sum; reduced across the quad in finalize()
   bool fused_ = kPolicy.fused_exp2;  // the last block's p used the fused form (warp-uniform)
-
-  // reduce_chains where it divides the fragment's columns (and is a power of two), else 1.
-  template <class Scores>
-  static constexpr int kChains() {
-    constexpr int cols = decltype(cute::size<1>(std::declval<Scores&>()))::value;
-    constexpr int n = kPolicy.reduce_chains;
-    return n > 1 && (n & (n - 1)) == 0 && cols % n == 0 ? n : 1;
-  }
 
   __device__ __forceinline__ OnlineSoftmax() {
 #pragma unroll
@@ -71,19 +59,10 @@ struct OnlineSoftmax {
     bool grew = false;
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
-      float mc[kChains<Scores>()];
+      float m = row_max[r];
       CUTE_UNROLL
-      for (int i = 0; i < kChains<Scores>(); ++i) mc[i] = i == 0 ? row_max[r] : -INFINITY;
-      CUTE_UNROLL
-      for (int c = 0; c < size<1>(scores); ++c) {
-        mc[c % kChains<Scores>()] = fmaxf(mc[c % kChains<Scores>()], scores(r, c));
-      }
-      CUTE_UNROLL
-      for (int w = 1; w < kChains<Scores>(); w *= 2) {
-        CUTE_UNROLL
-        for (int i = 0; i + w < kChains<Scores>(); i += 2 * w) mc[i] = fmaxf(mc[i], mc[i + w]);
-      }
-      m_new[r] = quad_allreduce_max<kQuad>(mc[0]);
+      for (int c = 0; c < size<1>(scores); ++c) m = fmaxf(m, scores(r, c));
+      m_new[r] = quad_allreduce_max<kQuad>(m);
       if constexpr (kPolicy.rescale_threshold > 0) {
         // Keep a finite reference that the block did not pass by more than the threshold (a NaN max
         // moves it).
@@ -144,9 +123,7 @@ struct OnlineSoftmax {
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
       const float neg_r = -__fmul_rn(m_ref[r], mult);
-      float sc[kChains<Scores>()];
-      CUTE_UNROLL
-      for (int i = 0; i < kChains<Scores>(); ++i) sc[i] = 0.0f;
+      float sum = 0.0f;
       CUTE_UNROLL
       for (int c = 0; c < size<1>(scores); ++c) {
         const float x = kFused ? fmaf(scores(r, c), mult, neg_r) : (scores(r, c) - m_ref[r]) * mult;
@@ -157,14 +134,9 @@ struct OnlineSoftmax {
           p = exp2_approx(x);
         }
         scores(r, c) = p;
-        sc[c % kChains<Scores>()] += p;
+        sum += p;
       }
-      CUTE_UNROLL
-      for (int w = 1; w < kChains<Scores>(); w *= 2) {
-        CUTE_UNROLL
-        for (int i = 0; i + w < kChains<Scores>(); i += 2 * w) sc[i] += sc[i + w];
-      }
-      row_sum[r] += sc[0];
+      row_sum[r] += sum;
     }
   }
 

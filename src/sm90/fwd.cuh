@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <string>
 
 #include "common/element.cuh"
@@ -162,9 +163,7 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
       // A causal mask or window and no score transform, up to the longer of the two limits: the
       // masked kernel's wider key step, dynamic with a workspace and with the static deal without
       // one, so that the workspace changes the order of the tiles and never their arithmetic.
-      constexpr int kMaskedMax = kRow.dynamic_max_seqlen_k > kRow.persistent_max_seqlen_k
-                                     ? kRow.dynamic_max_seqlen_k
-                                     : kRow.persistent_max_seqlen_k;
+      constexpr int kMaskedMax = std::max(kRow.dynamic_max_seqlen_k, kRow.persistent_max_seqlen_k);
       if (!p.transform_scores && !window_is_full(p.window) && p.seqlen_k <= kMaskedMax)
         return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(p, stream, max_smem_optin,
                                                                                        p.workspace != nullptr);

@@ -130,11 +130,6 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D64_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D64_BLOCK_N 128
 #endif
-// The softmax's partial maxima/sums per fragment row (SoftmaxPolicy::reduce_chains; 1: serial). 4 and
-// 8 measured (session 10): d 64 -1% to -8% on long rows, d 128 within +-3%; off.
-#ifndef FLASHCUTE_SM90_FWD_REDUCE_CHAINS
-#define FLASHCUTE_SM90_FWD_REDUCE_CHAINS 1
-#endif
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED
 #define FLASHCUTE_SM90_FWD_BLOCK_N_MASKED -1
@@ -214,16 +209,18 @@ constexpr int dynamic_limit_choice(int measured) {
 // - block_n_masked (session 10, 3 rounds, bf16, against the rows' kernels): d 64 with 192 keys per
 //   step on the plain loop, for every problem: causal +8%, +10%, +11% at 512, 1k, 2k keys, within
 //   +-2% at 4k-16k causal and 8k-16k non-causal, non-causal -10% / -8% / -4% at 512 / 1k / 4k; so
-//   masked plain problems up to 2k keys only (persistent; Fwd::run). Two consumer warpgroups (+9-10% causal
-//   512 / 1k, -4% at 2k, -5% to -20% elsewhere) lost to it; d 128 at 192 keys lost 5-25% with
-//   either loop, so its row keeps 0.
+//   masked plain problems up to 2k keys only (persistent; Fwd::run). Two consumer warpgroups
+//   (+9-10% causal 512 / 1k, -4% at 2k, -5% to -20% elsewhere) lost to it; d 128 at 192 keys lost
+//   5-25% with either loop, so its row keeps 0. (The static deal, used without a workspace, was not
+//   measured with this kernel at 2k keys.)
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
     //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap,
     //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, lpt_grid, dynamic up to seqlen_k,
     //     block_n_masked
-    {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D64_WGS,  // 88 KB (+24 O)
+    // 88 KB (+24 KB O, persistent)
+    {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0, lpt_grid_choice(false),

@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -480,21 +481,22 @@ std::vector<FwdCase> full_persistent() {
 // {k-1, k, k+1, 2k-1, 2k+1} for every block size each compiled tile configuration uses (TESTING.md:
 // "for every tile size actually compiled"), read from the two paths' tables so that a new row or a
 // changed size is covered without editing this list: query sizes around block_m, key sizes around
-// block_n (and the SM90 rows' block_n_full, which runs unmasked plain problems only, and block_n_masked,
-// which runs masked plain ones only), at the row's
-// head dim; softcap on the SM80 transform rows. Each case runs on both paths, like every list here.
+// block_n (and the SM90 rows' block_n_full, which runs unmasked plain problems only, and
+// block_n_masked, which runs masked plain ones only), at the row's head dim; softcap on the SM80
+// transform rows. Each case runs on both paths, like every list here.
 std::vector<FwdCase> full_compiled_tiles() {
   struct Sizes {
     int64_t d, block_m, block_n;
-    bool transform, unmasked_only, masked_only = false;
+    bool transform;
+    std::optional<Mask> only;  // the key step runs problems with this mask only (else: alternate)
   };
   std::vector<Sizes> rows;
   for (const sm80::FwdTileConfig& c : sm80::kFwdTileConfigs)
-    rows.push_back({c.head_dim, c.block_m, c.block_n, c.transform, false});
+    rows.push_back({c.head_dim, c.block_m, c.block_n, c.transform, std::nullopt});
   for (const sm90::FwdTileConfig& c : sm90::kFwdTileConfigs) {
-    rows.push_back({c.head_dim, c.block_m, c.block_n, false, false});
-    if (c.block_n_full > 0) rows.push_back({c.head_dim, 0, c.block_n_full, false, true});
-    if (c.block_n_masked > 0) rows.push_back({c.head_dim, 0, c.block_n_masked, false, false, true});
+    rows.push_back({c.head_dim, c.block_m, c.block_n, false, std::nullopt});
+    if (c.block_n_full > 0) rows.push_back({c.head_dim, 0, c.block_n_full, false, Mask::kNone});
+    if (c.block_n_masked > 0) rows.push_back({c.head_dim, 0, c.block_n_masked, false, Mask::kCausal});
   }
   std::vector<FwdCase> v;
   std::vector<std::string> seen;
@@ -517,7 +519,7 @@ std::vector<FwdCase> full_compiled_tiles() {
       for (int64_t n : {k - 1, k, k + 1, 2 * k - 1, 2 * k + 1}) {
         if (n < 1) continue;
         const Pair s = keys ? Pair{70, n} : Pair{n, 97};
-        add(r, s, r.masked_only ? Mask::kCausal : r.unmasked_only || n % 2 ? Mask::kNone : Mask::kCausal);
+        add(r, s, r.only.value_or(n % 2 ? Mask::kNone : Mask::kCausal));
       }
     }
   }
