@@ -1,6 +1,7 @@
 #pragma once
 // Host launcher of the SM90 forward for one KernelKey: builds the TMA descriptors of Q, K and V,
-// grid (query blocks, heads, batch) or (persistent) one CTA per SM, block = (1 producer + consumer)
+// grid (query blocks, heads, batch) or a 1-D grid of the tiles in TileOrder (lpt_grid,
+// masked_tile_group) or (persistent) one CTA per SM, block = (1 producer + consumer)
 // warpgroups, dynamic shared memory from the traits (raised above 48 KB by attribute); the
 // persistent kernel's tile counter (in the caller's workspace) is zeroed before the launch.
 
@@ -127,8 +128,15 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, boo
     const int64_t kv_bytes = (p.seqlen_k > 0 ? p.seqlen_k : 1) * (p.head_dim + p.head_dim_v) *
                              static_cast<int64_t>(sizeof(typename Tr::Element));
     const int64_t batch_heads = static_cast<int64_t>(p.heads_q) * p.batch;
+    // The non-persistent kernel's TileOrder grid without lpt_grid (masked_tile_group): that group
+    // for a causal mask or window up to kMaskedTileGroupMaxSeqlenK keys, else 1 (the order of the
+    // (query blocks, heads, batch) grid).
     const bool fixed_group = Tr::kPersistent && dynamic && FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP > 0;
-    int64_t group = fixed_group ? FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP : l2 / 2 / kv_bytes;
+    const bool masked_order = !Tr::kPersistent && !kConfig.lpt_grid;
+    const bool masked_group = !window_is_full(p.window) && p.seqlen_k <= kMaskedTileGroupMaxSeqlenK;
+    int64_t group = fixed_group    ? FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP
+                    : masked_order ? (masked_group ? kConfig.masked_tile_group : 1)
+                                   : l2 / 2 / kv_bytes;
     group = group < 1 ? 1 : (group > batch_heads ? batch_heads : group);
     params.tile_group = static_cast<int>(group);
     if (Tr::kPersistent && dynamic) {

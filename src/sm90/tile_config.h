@@ -52,6 +52,14 @@ struct FwdTileConfig {
   // overlap, no ping-pong): short masked problems spend most of their steps on boundary blocks, and
   // a wider step means fewer of them. A separate instantiation, picked by Fwd::run; 0: off.
   int block_n_masked = 0;
+  // The non-persistent kernel walks TileOrder on a 1-D grid (as lpt_grid) with groups of this many
+  // batch x head indices for problems with a causal mask or window, and groups of 1 otherwise (the
+  // same order as the (query blocks, heads, batch) grid). Groups of one head give a sawtooth of
+  // long-to-short tiles per head whose last head's long tiles make the wave's tail; a few heads per
+  // group keep the long tiles of the last ones ahead of the short ones. Up to
+  // kMaskedTileGroupMaxSeqlenK keys (beyond, the sawtooth's tail is short against the wave and the
+  // CTAs running together share fewer heads' K/V in L2 with groups of one). 0: off.
+  int masked_tile_group = 0;
   // Set by for_kernel, not in the rows: this instantiation is the persistent one.
   bool persistent = false;
 
@@ -168,6 +176,16 @@ constexpr bool lpt_grid_choice(bool measured) { return measured_or_forced(FLASHC
 #ifndef FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP
 #define FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP 1
 #endif
+// masked_tile_group's limit on seqlen_k (measured: groups of 2 or 4 lost 2-2.5% at 16k keys, d 128
+// and d 256 causal, where groups of one leave no long tail).
+inline constexpr int64_t kMaskedTileGroupMaxSeqlenK = 8192;
+// Every row's masked_tile_group (-1 keeps the rows').
+#ifndef FLASHCUTE_SM90_FWD_MASKED_TILE_GROUP
+#define FLASHCUTE_SM90_FWD_MASKED_TILE_GROUP -1
+#endif
+constexpr int masked_tile_group_choice(int measured) {
+  return FLASHCUTE_SM90_FWD_MASKED_TILE_GROUP < 0 ? measured : FLASHCUTE_SM90_FWD_MASKED_TILE_GROUP;
+}
 // The dynamic scheduler's limit: 1 = every problem (given a workspace), 0 = none, -1 = the rows'.
 #ifndef FLASHCUTE_SM90_FWD_DYNAMIC
 #define FLASHCUTE_SM90_FWD_DYNAMIC -1
@@ -213,36 +231,42 @@ constexpr int dynamic_limit_choice(int measured) {
 //   (+9-10% causal 512 / 1k, -4% at 2k, -5% to -20% elsewhere) lost to it; d 128 at 192 keys lost
 //   5-25% with either loop, so its row keeps 0. (The static deal, used without a workspace, was not
 //   measured with this kernel at 2k keys.)
+// - masked_tile_group (session 11, 3 rounds, bf16, the non-persistent kernel's causal rows): groups
+//   of 4 heads on the TileOrder grid against groups of 1 (the 3-D grid's order): d 64 +7%, +4%, +3%
+//   at 4k, 8k, 16k keys; d 128 +4% at 8k, -2% at 16k; d 256 +2%, +8%, +6%, -2.5% at 2k, 4k, 8k,
+//   16k; groups of 2 gained less at d 64 / d 256 and the same at d 128. Hence groups of 4 up to 8k
+//   keys (kMaskedTileGroupMaxSeqlenK) on these three rows; d 96 and d 192 not measured (off). The
+//   L2-sized group (lpt_grid) lost 4% at d 128 causal 16k and 5% at d 64 non-causal 8k.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
     //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap,
     //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, lpt_grid, dynamic up to seqlen_k,
-    //     block_n_masked
+    //     block_n_masked, masked_tile_group
     // 88 KB (+24 KB O, persistent)
     {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0, lpt_grid_choice(false),
-     dynamic_limit_choice(2048), block_n_masked_choice(192)},
+     dynamic_limit_choice(2048), block_n_masked_choice(192), masked_tile_group_choice(4)},
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false),
-     dynamic_limit_choice(0), block_n_masked_choice(0)},
+     dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
     {128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, 2, 2,  // 160 KB (+32 KB O, persistent)
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false),
      FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, lpt_grid_choice(false), dynamic_limit_choice(4096),
-     block_n_masked_choice(0)},
+     block_n_masked_choice(0), masked_tile_group_choice(4)},
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
      rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false), dynamic_limit_choice(0),
-     block_n_masked_choice(0)},
+     block_n_masked_choice(0), masked_tile_group_choice(0)},
     // 224 KB; acc_o 128 + S 40 registers
     {256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
      wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
-     lpt_grid_choice(false), dynamic_limit_choice(0), block_n_masked_choice(0)},
+     lpt_grid_choice(false), dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(4)},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {

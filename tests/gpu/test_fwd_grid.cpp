@@ -475,6 +475,17 @@ std::vector<FwdCase> full_persistent() {
     lk2.push_back((i * 389) % 3000 + 1);
   }
   v.push_back(varlen_case(kBf16, lq2, lk2, {16, 4}, 128, Mask::kCausal, seed++));
+  // Past the persistent limits: one CTA per tile on the TileOrder grid, whose groups of batch x head
+  // indices (masked_tile_group) apply to causal and windowed problems only (tile_config.h).
+  v.push_back(mk(kBf16, 2, {4500, 4500}, {8, 2}, 128, Mask::kCausal, seed++));   // 36 x 16 tiles
+  v.push_back(mk(kFp16, 3, {2600, 4200}, {6, 3}, 64, Mask::kWin32_8, seed++));   // 14 x 18 tiles
+  v.push_back(mk(kBf16, 3, {4300, 4200}, {5, 5}, 128, Mask::kNone, seed++));     // 34 x 15 tiles
+  std::vector<int32_t> lq3, lk3;
+  for (int i = 0; i < 7; ++i) {
+    lq3.push_back(i == 3 ? 0 : (i * 1733) % 5000 + 1);
+    lk3.push_back((i * 2389) % 5000 + 4100);
+  }
+  v.push_back(varlen_case(kFp16, lq3, lk3, {6, 2}, 128, Mask::kCausal, seed++));
   return v;
 }
 
