@@ -1,7 +1,7 @@
 #pragma once
 // Host launcher of the SM90 forward for one KernelKey: builds the TMA descriptors of Q, K and V,
-// grid (query blocks, heads, batch) or a 1-D grid of the tiles in TileOrder (lpt_grid,
-// masked_tile_group) or (persistent) one CTA per SM, block = (1 producer + consumer)
+// grid (query blocks, heads, batch) or a 1-D grid of the tiles in TileOrder (masked_tile_group)
+// or (persistent) one CTA per SM, block = (1 producer + consumer)
 // warpgroups, dynamic shared memory from the traits (raised above 48 KB by attribute); the
 // persistent kernel's tile counter (in the caller's workspace) is zeroed before the launch.
 
@@ -107,7 +107,7 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, boo
   const int64_t m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM;
   dim3 grid(static_cast<unsigned>(m_blocks), static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
   if constexpr (Tr::kPersistent || Tr::kLptGrid) {
-    // Persistent: one CTA per SM (at most one per tile); LPT grid: one CTA per tile on a 1-D grid.
+    // Persistent: one CTA per SM (at most one per tile); TileOrder grid: one CTA per tile, 1-D.
     // Either way the kernel walks TileOrder in int arithmetic.
     const int64_t tiles = m_blocks * p.heads_q * p.batch;
     if (tiles > (int64_t(1) << 30))  // tile indices run past num_tiles by up to 2 x grid in int
@@ -128,15 +128,14 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, boo
     const int64_t kv_bytes = (p.seqlen_k > 0 ? p.seqlen_k : 1) * (p.head_dim + p.head_dim_v) *
                              static_cast<int64_t>(sizeof(typename Tr::Element));
     const int64_t batch_heads = static_cast<int64_t>(p.heads_q) * p.batch;
-    // The non-persistent kernel's TileOrder grid without lpt_grid (masked_tile_group): that group
-    // for a causal mask or window up to kMaskedTileGroupMaxSeqlenK keys, else 1 (the order of the
-    // (query blocks, heads, batch) grid).
+    // The TileOrder grid (masked_tile_group): that group for a causal mask or window up to
+    // kMaskedTileGroupMaxSeqlenK keys, else 1 (the order of the (query blocks, heads, batch) grid).
     const bool fixed_group = Tr::kPersistent && dynamic && FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP > 0;
-    const bool masked_order = !Tr::kPersistent && !kConfig.lpt_grid;
     const bool masked_group = !window_is_full(p.window) && p.seqlen_k <= kMaskedTileGroupMaxSeqlenK;
-    int64_t group = fixed_group    ? FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP
-                    : masked_order ? (masked_group ? kConfig.masked_tile_group : 1)
-                                   : l2 / 2 / kv_bytes;
+    int64_t group = fixed_group       ? FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP
+                    : Tr::kPersistent ? l2 / 2 / kv_bytes
+                    : masked_group    ? kConfig.masked_tile_group
+                                      : 1;
     group = group < 1 ? 1 : (group > batch_heads ? batch_heads : group);
     params.tile_group = static_cast<int>(group);
     if (Tr::kPersistent && dynamic) {

@@ -39,7 +39,7 @@ struct FwdTraits {
   static constexpr bool kOverlap = C.overlap;
   static constexpr bool kPingPong = C.pingpong;
   static constexpr bool kPersistent = C.persistent;
-  static constexpr bool kLptGrid = (C.lpt_grid || C.masked_tile_group > 0) && !C.persistent;  // 1-D grid in TileOrder
+  static constexpr bool kLptGrid = C.masked_tile_group > 0 && !C.persistent;  // 1-D grid in TileOrder
   static constexpr bool kWgRelease = C.wg_release;  // one empty-barrier arrival per consumer warpgroup
   // Polynomial degree for the FMA-unit exp2s: P is rounded to Element next, so bf16 (8-bit mantissa)
   // needs less than fp16 (11 bits).

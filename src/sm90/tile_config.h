@@ -37,11 +37,6 @@ struct FwdTileConfig {
   // block is masked and a wider step amortizes the per-step work; 0: block_n. A separate
   // instantiation, picked by Fwd::run.
   int block_n_full = 0;
-  // Non-persistent grid in TileOrder (fwd_kernel.cuh): one CTA per tile on a 1-D grid, tiles in
-  // L2-sized groups of batch x head with the longest query blocks first, so the hardware's in-order
-  // dispatch is a longest-first list schedule (false: grid (query blocks, heads, batch), each head's
-  // query blocks last to first).
-  bool lpt_grid = false;
   // Dispatch: with a counter word in the caller's workspace, problems with seqlen_k <= this run the
   // persistent instantiation with the dynamic tile scheduler (fwd_kernel.cuh: a CTA that finishes
   // early takes the next tile in TileOrder); 0: never. Without a workspace only
@@ -52,9 +47,10 @@ struct FwdTileConfig {
   // overlap, no ping-pong): short masked problems spend most of their steps on boundary blocks, and
   // a wider step means fewer of them. A separate instantiation, picked by Fwd::run; 0: off.
   int block_n_masked = 0;
-  // The non-persistent kernel walks TileOrder on a 1-D grid (as lpt_grid) with groups of this many
+  // The non-persistent kernel runs one CTA per tile on a 1-D grid in TileOrder (fwd_kernel.cuh), so
+  // the hardware's in-order dispatch is a list schedule of that order, with groups of this many
   // batch x head indices for problems with a causal mask or window, and groups of 1 otherwise (the
-  // same order as the (query blocks, heads, batch) grid). Groups of one head give a sawtooth of
+  // order of the (query blocks, heads, batch) grid, which it runs when this is 0). Groups of one head give a sawtooth of
   // long-to-short tiles per head whose last head's long tiles make the wave's tail; a few heads per
   // group keep the long tiles of the last ones ahead of the short ones. Up to
   // kMaskedTileGroupMaxSeqlenK keys (beyond, the sawtooth's tail is short against the wave and the
@@ -148,7 +144,7 @@ constexpr int block_n_masked_choice(int measured) {
 // Softmax policy (common/softmax.cuh) and launch-shape switches for A/B builds; -1 keeps the rows'
 // values where a row has one. The lazy-rescale threshold of every row; the fused exponent (0/1);
 // d 64's share of exp2s on the FMA units (every Nth; 0: none); d 128's key step for unmasked plain
-// problems (0: block_n); the TileOrder grid for the non-persistent kernel (0/1).
+// problems (0: block_n).
 #ifndef FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD
 #define FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD -1
 #endif
@@ -165,10 +161,6 @@ constexpr bool fused_exp2_choice(bool measured) { return measured_or_forced(FLAS
 #ifndef FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL
 #define FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL 0
 #endif
-#ifndef FLASHCUTE_SM90_FWD_LPT_GRID
-#define FLASHCUTE_SM90_FWD_LPT_GRID -1
-#endif
-constexpr bool lpt_grid_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_LPT_GRID, measured); }
 // TileOrder's group under the dynamic scheduler (batch x head indices whose query blocks are dealt
 // together, longest first): N > 0 = N, 0 = as many as keep their K and V within half of L2 (fwd.cuh;
 // what the static deal always uses). Measured (H100, bf16, d 64/128, 3 rounds; perf-notes "Session
@@ -217,7 +209,8 @@ constexpr int dynamic_limit_choice(int measured) {
 //   d 256 no better than the threshold alone and 3% worse at d 256 1k (ranges apart), so fused is
 //   d 64's only (d 96 and d 192 follow d 128). FMA-unit exp2s at d 64 (1 in 8: -5-8% against the
 //   fused form; 1 in 4: worse) and block_n_full 176 at d 128 (-2% to +1%) did not pay and stay off,
-//   as does the TileOrder grid (lpt_grid: -1% to -7%).
+//   as did the non-persistent kernel on the TileOrder grid with L2-sized groups for every problem
+//   (-1% to -7%; the switch was removed in session 11, after the measurement below).
 // - Dynamic scheduler (session 9; given a workspace, TileOrder group 1, against the dispatch without
 //   one, median of 3 rounds): d 64 non-causal +6%, +4%, +0% at 512, 1k, 2k keys, then -5% to -10%;
 //   causal +8%, +9%, +11% at 512-2k, +2% at 4k, then -5% and -11%; d 128 non-causal +11%, +9%, +9%,
@@ -236,37 +229,37 @@ constexpr int dynamic_limit_choice(int measured) {
 //   at 4k, 8k, 16k keys; d 128 +4% at 8k, -2% at 16k; d 256 +2%, +8%, +6%, -2.5% at 2k, 4k, 8k,
 //   16k; groups of 2 gained less at d 64 / d 256 and the same at d 128. Hence groups of 4 up to 8k
 //   keys (kMaskedTileGroupMaxSeqlenK) on these three rows; d 96 and d 192 not measured (off). The
-//   L2-sized group (lpt_grid) lost 4% at d 128 causal 16k and 5% at d 64 non-causal 8k.
+//   L2-sized group for every problem lost 4% at d 128 causal 16k and 5% at d 64 non-causal 8k.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
     //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap,
-    //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, lpt_grid, dynamic up to seqlen_k,
+    //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, dynamic up to seqlen_k,
     //     block_n_masked, masked_tile_group
     // 88 KB (+24 KB O, persistent)
     {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
-     FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0, lpt_grid_choice(false),
+     FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0,
      dynamic_limit_choice(2048), block_n_masked_choice(192), masked_tile_group_choice(4)},
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
-     wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false),
+     wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
     {128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, 2, 2,  // 160 KB (+32 KB O, persistent)
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false),
-     FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, lpt_grid_choice(false), dynamic_limit_choice(4096),
+     FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
      block_n_masked_choice(0), masked_tile_group_choice(4)},
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
-     rescale_threshold_choice(8), fused_exp2_choice(false), 0, lpt_grid_choice(false), dynamic_limit_choice(0),
+     rescale_threshold_choice(8), fused_exp2_choice(false), 0, dynamic_limit_choice(0),
      block_n_masked_choice(0), masked_tile_group_choice(0)},
     // 224 KB; acc_o 128 + S 40 registers
     {256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
      wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
-     lpt_grid_choice(false), dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(4)},
+     dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(4)},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
