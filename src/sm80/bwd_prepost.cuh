@@ -8,9 +8,10 @@
 //   postprocess  dQ tiles (bwd_traits.cuh's BwdDqTile order) * softmax_scale -> dq (input dtype,
 //                caller's strides), one CTA of the main kernel's threads per query block
 //   GQA/MQA      dK, dV: the per-q-head fp32 shares summed over each group in q-head order -> dk, dv
-// Memory-bound and simple: 8 elements (one 16-byte access of the 16-bit tensors) per thread per step,
-// 8 lanes per row (pre) or one thread per 8-column chunk (dK/dV). They are templated on the main
-// kernel's traits so that every generated TU owns its instantiations.
+// Memory-bound and simple: 16-byte accesses of the 16-bit tensors, 8 elements per thread per step: a
+// quad of lanes per 32 columns of a row for D (the words then shuffled into MMA fragments), one
+// thread per 8-column chunk for dK/dV. They are templated on the main kernel's traits so that every
+// generated TU owns its instantiations.
 
 #include <cuda_runtime.h>
 
@@ -69,12 +70,24 @@ __device__ __forceinline__ void add8(const float* src, float (&x)[8]) {
   x[4] += b.x, x[5] += b.y, x[6] += b.z, x[7] += b.w;
 }
 
-// Two adjacent 16-bit elements of row `row` (nullptr: a row past the sequence) at column c, as the
-// 32-bit register an MMA operand takes; columns at or past `cols` (the bucket's zero padding) are 0.
-template <class Element>
-__device__ __forceinline__ uint32_t load_pair(const Element* row, int c, int cols) {
-  if (row == nullptr || c >= cols) return 0u;
-  return *reinterpret_cast<const uint32_t*>(row + c);
+// A 4 x 4 transpose of 32-bit words across a quad (the 4 lanes t = lane % 4 that share lane / 4): on
+// entry lane t holds x[j] = M[t][j], on return x[j] = M[j][t]. Two rounds of butterfly shuffles,
+// partner t ^ 2 then t ^ 1. In the round of bit b a lane keeps the two words whose j agrees with t in
+// bit b and replaces the other two with what the partner sends: the partner's words at j ^ b, which
+// are the ones the partner does not keep. After round 1, x[j] = (bit 1 of j == bit 1 of t) ? M[t][j]
+// : M[t ^ 2][j ^ 2]; round 2 does the same in bit 0 to that matrix, giving M[j][t]. The selects keep
+// the array's indices compile-time constants (registers); all 32 lanes must call it (full mask).
+__device__ __forceinline__ void quad_transpose(uint32_t (&x)[4], int t) {
+  const bool t2 = (t & 2) != 0;
+  const uint32_t r0 = __shfl_xor_sync(0xffffffffu, t2 ? x[0] : x[2], 2);
+  const uint32_t r1 = __shfl_xor_sync(0xffffffffu, t2 ? x[1] : x[3], 2);
+  x[0] = t2 ? r0 : x[0], x[1] = t2 ? r1 : x[1];
+  x[2] = t2 ? x[2] : r0, x[3] = t2 ? x[3] : r1;
+  const bool t1 = (t & 1) != 0;
+  const uint32_t s0 = __shfl_xor_sync(0xffffffffu, t1 ? x[0] : x[1], 1);
+  const uint32_t s1 = __shfl_xor_sync(0xffffffffu, t1 ? x[2] : x[3], 1);
+  x[0] = t1 ? s0 : x[0], x[2] = t1 ? s1 : x[2];
+  x[1] = t1 ? x[1] : s0, x[3] = t1 ? x[3] : s1;
 }
 
 // D = rowsum(dO * O) for the 64 rows [r0, r0 + 64) of the CTA, one warp per 16 rows, computed as the
@@ -87,38 +100,64 @@ __device__ __forceinline__ uint32_t load_pair(const Element* row, int c, int col
 // B regs (k 2t | 2t + 8) at column g; C (row g | g + 8) x (column 2t, 2t + 1). With B = O's rows
 // 0-7 the diagonal (i, i) sits at row g = i, column i: thread t = g / 2, c[g % 2]; with B = O's
 // rows 8-15, (8 + j, j) sits at row g + 8 = 8 + j: thread t = g / 2, c[2 + g % 2].
+// Loads: per k slice a lane's operands are 2 words (4 bytes: columns k + 2t and k + 8 + 2t) of each
+// of its 4 rows, and a warp's 4-byte load touches only 16 bytes of each of 8 rows. Instead the quad
+// reads each 32-column group [c, c + 32) of a row (k slices c and c + 16) as 4 16-byte chunks, lane t
+// chunk t, whose word j is columns c + 8t + 2j, + 1: M[t][j]. The lane's words are M[0][t] (columns
+// c + 2t: a0 / a1 and the first B reg of slice c), M[1][t] (c + 8 + 2t: a2 / a3, the second B reg),
+// M[2][t] and M[3][t] (the same for slice c + 16): column t of M, which quad_transpose delivers. So
+// every MMA receives the very registers the per-slice 4-byte loads gave it, in the same k order, and
+// D is unchanged bitwise. ptxas orders the loads: under these launch bounds it keeps about one group
+// (4 16-byte loads) ahead of the shuffles, 43 registers at d 128 (CUDA 13.0; 10 CTAs per SM). A
+// minimum-blocks bound makes it hoist more at the cost of occupancy (5: d 128's 16 loads at once, 96
+// registers), and spills at d 192 / 256 from 7 up.
 template <class Tr>
-__device__ __forceinline__ void bwd_rowsum_do_o(const BwdParams& p, int batch, int head, const BwdSeq& s,
-                                                int64_t r0) {
+__device__ __forceinline__ void bwd_rowsum_do_o(const BwdParams& p, int batch, int head, const BwdSeq& s, int64_t r0) {
   using Element = typename Tr::Element;
   static_assert(kBwdRowThreads / 32 * 16 == kBwdRowsPerCta, "one warp per 16 rows");
+  constexpr int kGroupCols = 32;  // 4 lanes x 8 elements: one 16-byte chunk per lane, two k slices
+  static_assert(Tr::kHeadDim % kGroupCols == 0, "the bucket must be whole 32-column groups");
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  const Element* out = static_cast<const Element*>(p.out);
-  const Element* dout = static_cast<const Element*>(p.dout);
-  const Element* o_row[2] = {nullptr, nullptr};
-  const Element* do_row[2] = {nullptr, nullptr};
+  // The quad's 4 rows: dO rows g and g + 8 (the A operand), O rows g (B of `lo`) and g + 8 (B of
+  // `hi`); nullptr past the sequence. Each starts on a 16-byte boundary: the API checks that the
+  // base pointers and outer strides of out and dout are (validate.cpp, check_alignment).
+  enum { kDo0, kDo1, kO0, kO1, kRows };
+  const Element* row[kRows] = {nullptr, nullptr, nullptr, nullptr};
   int64_t rows[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     rows[h] = r0 + warp * 16 + g + 8 * h;
     if (rows[h] < s.len) {
-      o_row[h] = out + bwd_tensor_offset(p, batch, s, rows[h], head, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
-      do_row[h] =
-          dout + bwd_tensor_offset(p, batch, s, rows[h], head, p.do_batch_stride, p.do_row_stride, p.do_head_stride);
+      row[kDo0 + h] =
+          static_cast<const Element*>(p.dout) +
+          bwd_tensor_offset(p, batch, s, rows[h], head, p.do_batch_stride, p.do_row_stride, p.do_head_stride);
+      row[kO0 + h] = static_cast<const Element*>(p.out) +
+                     bwd_tensor_offset(p, batch, s, rows[h], head, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
     }
   }
   float lo[4] = {0.0f, 0.0f, 0.0f, 0.0f}, hi[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  const int cols = p.head_dim_v;
-#pragma unroll 4
-  for (int k = 0; k < Tr::kHeadDim; k += 16) {
-    const int c0 = k + 2 * t, c1 = k + 8 + 2 * t;
-    const uint32_t a0 = load_pair(do_row[0], c0, cols), a1 = load_pair(do_row[1], c0, cols);
-    const uint32_t a2 = load_pair(do_row[0], c1, cols), a3 = load_pair(do_row[1], c1, cols);
-    const uint32_t b_lo0 = load_pair(o_row[0], c0, cols), b_lo1 = load_pair(o_row[0], c1, cols);
-    const uint32_t b_hi0 = load_pair(o_row[1], c0, cols), b_hi1 = load_pair(o_row[1], c1, cols);
-    Tr::MmaAtom::fma(lo[0], lo[1], lo[2], lo[3], a0, a1, a2, a3, b_lo0, b_lo1, lo[0], lo[1], lo[2], lo[3]);
-    Tr::MmaAtom::fma(hi[0], hi[1], hi[2], hi[3], a0, a1, a2, a3, b_hi0, b_hi1, hi[0], hi[1], hi[2], hi[3]);
+  const int cols = p.head_dim_v;  // a multiple of 8: a chunk is all data or all of the bucket's padding
+#pragma unroll
+  for (int c = 0; c < Tr::kHeadDim; c += kGroupCols) {
+    const int chunk = c + 8 * t;
+    uint32_t w[kRows][4];  // then quad-transposed: w[r][m] = columns c + 8m + 2t, + 1 of row r
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      uint4 v = make_uint4(0u, 0u, 0u, 0u);  // padding and rows past the sequence: 0, not read
+      if (row[r] != nullptr && chunk < cols) v = *reinterpret_cast<const uint4*>(row[r] + chunk);
+      w[r][0] = v.x, w[r][1] = v.y, w[r][2] = v.z, w[r][3] = v.w;
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) quad_transpose(w[r], t);
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {  // slices c, c + 16: k increasing, as in the main kernel
+      const uint32_t a0 = w[kDo0][2 * k], a1 = w[kDo1][2 * k], a2 = w[kDo0][2 * k + 1], a3 = w[kDo1][2 * k + 1];
+      Tr::MmaAtom::fma(lo[0], lo[1], lo[2], lo[3], a0, a1, a2, a3, w[kO0][2 * k], w[kO0][2 * k + 1], lo[0], lo[1],
+                       lo[2], lo[3]);
+      Tr::MmaAtom::fma(hi[0], hi[1], hi[2], hi[3], a0, a1, a2, a3, w[kO1][2 * k], w[kO1][2 * k + 1], hi[0], hi[1],
+                       hi[2], hi[3]);
+    }
   }
   if (t == g / 2) {
     const float d[2] = {g % 2 == 0 ? lo[0] : lo[1], g % 2 == 0 ? hi[2] : hi[3]};
