@@ -130,12 +130,16 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, boo
     const int64_t batch_heads = static_cast<int64_t>(p.heads_q) * p.batch;
     // The TileOrder grid (masked_tile_group): that group for a causal mask or window up to
     // kMaskedTileGroupMaxSeqlenK keys, else 1 (the order of the (query blocks, heads, batch) grid).
+    // The dynamic scheduler: masked_tile_group for a causal mask or window (any length), else
+    // FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP.
+    const bool masked = !window_is_full(p.window);
     const bool fixed_group = Tr::kPersistent && dynamic && FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP > 0;
-    const bool masked_group = !window_is_full(p.window) && p.seqlen_k <= kMaskedTileGroupMaxSeqlenK;
-    int64_t group = fixed_group       ? FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP
-                    : Tr::kPersistent ? l2 / 2 / kv_bytes
-                    : masked_group    ? kConfig.masked_tile_group
-                                      : 1;
+    const bool masked_group = masked && p.seqlen_k <= kMaskedTileGroupMaxSeqlenK;
+    int64_t group = Tr::kPersistent && dynamic && masked && kConfig.masked_tile_group > 0 ? kConfig.masked_tile_group
+                    : fixed_group                                                         ? FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP
+                    : Tr::kPersistent                                                     ? l2 / 2 / kv_bytes
+                    : masked_group                                                        ? kConfig.masked_tile_group
+                                                                                          : 1;
     group = group < 1 ? 1 : (group > batch_heads ? batch_heads : group);
     params.tile_group = static_cast<int>(group);
     if (Tr::kPersistent && dynamic) {

@@ -54,7 +54,8 @@ struct FwdTileConfig {
   // long-to-short tiles per head whose last head's long tiles make the wave's tail; a few heads per
   // group keep the long tiles of the last ones ahead of the short ones. Up to
   // kMaskedTileGroupMaxSeqlenK keys (beyond, the sawtooth's tail is short against the wave and the
-  // CTAs running together share fewer heads' K/V in L2 with groups of one). 0: off.
+  // CTAs running together share fewer heads' K/V in L2 with groups of one). The dynamic scheduler
+  // takes causal and windowed problems' tiles in groups of this many too, at any length. 0: off.
   int masked_tile_group = 0;
   // Set by for_kernel, not in the rows: this instantiation is the persistent one.
   bool persistent = false;
@@ -230,6 +231,9 @@ constexpr int dynamic_limit_choice(int measured) {
 //   16k; groups of 2 gained less at d 64 / d 256 and the same at d 128. Hence groups of 4 up to 8k
 //   keys (kMaskedTileGroupMaxSeqlenK) on these three rows; d 96 and d 192 not measured (off). The
 //   L2-sized group for every problem lost 4% at d 128 causal 16k and 5% at d 64 non-causal 8k.
+//   Session 12: the same groups of 4 on the dynamic scheduler (causal and windowed problems; groups
+//   of FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP otherwise): d 128 causal 2k +2%, 4k +6-8% (two A/Bs),
+//   512 / 1k and d 64's masked kernel up to 2k within +-0.5%.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
