@@ -1,9 +1,9 @@
 #pragma once
 // Host launcher of the SM90 forward for one KernelKey: builds the TMA descriptors of Q, K and V,
-// grid (query blocks, heads, batch) or a 1-D grid of the tiles in TileOrder (masked_tile_group)
-// or (persistent) one CTA per SM, block = (1 producer + consumer)
-// warpgroups, dynamic shared memory from the traits (raised above 48 KB by attribute); the
-// persistent kernel's tile counter (in the caller's workspace) is zeroed before the launch.
+// grid (query blocks, heads, batch) or a 1-D grid of the tiles in TileOrder (masked_tile_group) or
+// (persistent) one CTA per SM, block = (1 producer + consumer) warpgroups, dynamic shared memory
+// from the traits (raised above 48 KB by attribute); the persistent kernel's tile counter (in the
+// caller's workspace) is zeroed before the launch.
 
 #include <cuda_runtime.h>
 
@@ -118,8 +118,11 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, boo
     if (err != cudaSuccess)
       return Status::Cuda(std::string("sm90 forward: SM count: ") + cudaGetErrorString(err));
     grid = dim3(static_cast<unsigned>(Tr::kPersistent && tiles > sms ? sms : tiles));
-    // TileOrder's groups: as many batch x head indices as keep their K and V within half of L2, or
-    // (dynamic scheduler) FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP of them (tile_config.h).
+    // TileOrder's groups of batch x head indices (tile_config.h): the static deal takes as many as
+    // keep their K and V within half of L2; the dynamic scheduler masked_tile_group for a causal mask
+    // or window, else FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP (0: the L2-sized group); the TileOrder
+    // grid masked_tile_group for a causal mask or window up to kMaskedTileGroupMaxSeqlenK keys, else
+    // 1 (the order of the (query blocks, heads, batch) grid).
     int l2 = 0;
     if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
       cudaGetLastError();
@@ -128,18 +131,15 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, boo
     const int64_t kv_bytes = (p.seqlen_k > 0 ? p.seqlen_k : 1) * (p.head_dim + p.head_dim_v) *
                              static_cast<int64_t>(sizeof(typename Tr::Element));
     const int64_t batch_heads = static_cast<int64_t>(p.heads_q) * p.batch;
-    // The TileOrder grid (masked_tile_group): that group for a causal mask or window up to
-    // kMaskedTileGroupMaxSeqlenK keys, else 1 (the order of the (query blocks, heads, batch) grid).
-    // The dynamic scheduler: masked_tile_group for a causal mask or window (any length), else
-    // FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP.
     const bool masked = !window_is_full(p.window);
-    const bool fixed_group = Tr::kPersistent && dynamic && FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP > 0;
-    const bool masked_group = masked && p.seqlen_k <= kMaskedTileGroupMaxSeqlenK;
-    int64_t group = Tr::kPersistent && dynamic && masked && kConfig.masked_tile_group > 0 ? kConfig.masked_tile_group
-                    : fixed_group                                                         ? FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP
-                    : Tr::kPersistent                                                     ? l2 / 2 / kv_bytes
-                    : masked_group                                                        ? kConfig.masked_tile_group
-                                                                                          : 1;
+    int64_t group = 1;
+    if constexpr (Tr::kPersistent) {
+      if (dynamic && masked && kConfig.masked_tile_group > 0) group = kConfig.masked_tile_group;
+      else if (dynamic && FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP > 0) group = FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP;
+      else group = l2 / 2 / kv_bytes;
+    } else if (masked && p.seqlen_k <= kMaskedTileGroupMaxSeqlenK) {
+      group = kConfig.masked_tile_group;
+    }
     group = group < 1 ? 1 : (group > batch_heads ? batch_heads : group);
     params.tile_group = static_cast<int>(group);
     if (Tr::kPersistent && dynamic) {

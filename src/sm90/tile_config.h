@@ -50,12 +50,13 @@ struct FwdTileConfig {
   // The non-persistent kernel runs one CTA per tile on a 1-D grid in TileOrder (fwd_kernel.cuh), so
   // the hardware's in-order dispatch is a list schedule of that order, with groups of this many
   // batch x head indices for problems with a causal mask or window, and groups of 1 otherwise (the
-  // order of the (query blocks, heads, batch) grid, which it runs when this is 0). Groups of one head give a sawtooth of
-  // long-to-short tiles per head whose last head's long tiles make the wave's tail; a few heads per
-  // group keep the long tiles of the last ones ahead of the short ones. Up to
-  // kMaskedTileGroupMaxSeqlenK keys (beyond, the sawtooth's tail is short against the wave and the
-  // CTAs running together share fewer heads' K/V in L2 with groups of one). The dynamic scheduler
-  // takes causal and windowed problems' tiles in groups of this many too, at any length. 0: off.
+  // order of the (query blocks, heads, batch) grid, which it runs when this is 0). Groups of one
+  // head give a sawtooth of long-to-short tiles per head whose last head's long tiles make the
+  // wave's tail; a few heads per group keep the long tiles of the last ones ahead of the short ones.
+  // Up to kMaskedTileGroupMaxSeqlenK keys (beyond, the sawtooth's tail is short against the wave and
+  // the CTAs running together share fewer heads' K/V in L2 with groups of one). The dynamic
+  // scheduler takes causal and windowed problems' tiles in groups of this many too, at any length.
+  // 0: off.
   int masked_tile_group = 0;
   // Set by for_kernel, not in the rows: this instantiation is the persistent one.
   bool persistent = false;
@@ -162,9 +163,10 @@ constexpr bool fused_exp2_choice(bool measured) { return measured_or_forced(FLAS
 #ifndef FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL
 #define FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL 0
 #endif
-// TileOrder's group under the dynamic scheduler (batch x head indices whose query blocks are dealt
-// together, longest first): N > 0 = N, 0 = as many as keep their K and V within half of L2 (fwd.cuh;
-// what the static deal always uses). Measured (H100, bf16, d 64/128, 3 rounds; perf-notes "Session
+// TileOrder's group under the dynamic scheduler for problems with no causal mask or window (those
+// take the row's masked_tile_group where it has one; batch x head indices whose query blocks are
+// dealt together, longest first): N > 0 = N, 0 = as many as keep their K and V within half of L2
+// (fwd.cuh; what the static deal always uses). Measured (H100, bf16, d 64/128, 3 rounds; perf-notes "Session
 // 9"): 1 and 2 ahead of the L2-sized group by 1-10% at 512-4k keys; 1 taken.
 #ifndef FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP
 #define FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP 1
