@@ -28,7 +28,7 @@ namespace flashcute::sm80 {
 
 inline constexpr int kBwdRowThreads = 128;
 inline constexpr int kBwdRowsPerCta = 64;
-inline constexpr int kBwdLanesPerRow = 8;  // x 8 elements = 64 columns per step
+inline constexpr int kBwdLanesPerRow = 8;  // threads per row in the log2-LSE step (lane 0 writes it)
 inline constexpr int kBwdRowsPerStep = kBwdRowThreads / kBwdLanesPerRow;
 static_assert(kBwdRowsPerCta % kBwdRowsPerStep == 0, "rows per CTA must be whole steps");
 
