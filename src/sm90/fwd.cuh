@@ -1,6 +1,6 @@
 #pragma once
-// Host launcher of the SM90 forward for one KernelKey: builds the TMA descriptors of Q, K and V,
-// grid (query blocks, heads, batch) or a 1-D grid of the tiles in TileOrder (masked_tile_group) or
+// Host launcher of the SM90 forward for one KernelKey: builds the TMA descriptors of Q, K and V
+// (loads) and of O (store, where TMA can address it), grid (query blocks, heads, batch) or a 1-D grid of the tiles in TileOrder (masked_tile_group) or
 // (persistent) one CTA per SM, block = (1 producer + consumer) warpgroups, dynamic shared memory
 // from the traits (raised above 48 KB by attribute); the persistent kernel's tile counter (in the
 // caller's workspace) is zeroed before the launch.
@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "common/element.cuh"
 #include "sm90/fwd.h"
@@ -48,15 +49,17 @@ inline std::string tma_problem(const char* name, TmaView& t, int esize) {
   return {};
 }
 
-template <class Tr, class Tma, class SmemLayout, class Tile>
+template <class Tr, class Tma, class CopyOp = cute::SM90_TMA_LOAD, class SmemLayout, class Tile>
 Tma make_tma(const TmaView& t, typename Tr::ShapeT* shape, SmemLayout smem_layout, Tile tile) {
   using namespace cute;
   using Element = typename Tr::Element;
   *shape = make_shape(static_cast<int32_t>(t.rows), static_cast<int32_t>(t.d), static_cast<int32_t>(t.heads),
                       static_cast<int32_t>(t.batch));
-  Tensor g = make_tensor(make_gmem_ptr(static_cast<const Element*>(t.ptr)), *shape,
+  // A store's tensor is written through: its element pointer is mutable.
+  using Ptr = std::conditional_t<std::is_same_v<CopyOp, SM90_TMA_STORE>, Element*, const Element*>;
+  Tensor g = make_tensor(make_gmem_ptr(static_cast<Ptr>(const_cast<void*>(t.ptr))), *shape,
                          make_stride(t.row_stride, _1{}, t.head_stride, t.batch_stride));
-  return make_tma_copy(SM90_TMA_LOAD{}, g, smem_layout, tile, _1{});
+  return make_tma_copy(CopyOp{}, g, smem_layout, tile, _1{});
 }
 
 // `dynamic`: the persistent instantiation takes its tiles from a counter in p.workspace.
@@ -96,7 +99,16 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, boo
                                                 Shape<typename Tr::BlockN, typename Tr::HeadDim>{});
   auto tma_v = make_tma<Tr, typename Tr::TmaKV>(v, &shape_v, take<0, 2>(typename Tr::SmemLayoutV{}),
                                                 Shape<typename Tr::BlockN, typename Tr::HeadDim>{});
-  typename Tr::Params params{p, shape_q, shape_k, shape_v, tma_q, tma_k, tma_v};
+  // O by TMA store where TMA can address it (validation's 16-byte strides make that every case but
+  // extents, strides or a pointer past TMA's limits, which keep the consumers' 128-bit stores).
+  TmaView o{p.out, rows_q, p.head_dim_v, p.heads_q, nb, p.o_row_stride, p.o_head_stride, p.o_batch_stride};
+  const bool tma_store_o = tma_problem("out", o, kEsize).empty();
+  typename Tr::ShapeT shape_o = shape_q;
+  typename Tr::TmaO tma_o{};
+  if (tma_store_o)
+    tma_o = make_tma<Tr, typename Tr::TmaO, SM90_TMA_STORE>(o, &shape_o, typename Tr::SmemLayoutOWg{},
+                                                            Shape<_64, typename Tr::HeadDim>{});
+  typename Tr::Params params{p, shape_q, shape_k, shape_v, shape_o, tma_q, tma_k, tma_v, tma_o, tma_store_o};
 
   auto kernel = fwd_kernel<Tr, kTransform>;
   if constexpr (kSmem > 48 * 1024) {

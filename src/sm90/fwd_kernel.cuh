@@ -6,8 +6,8 @@
 //     per stage), key blocks from last to first;
 //   consumer warpgroups (64 query rows each): S = Q K^T by wgmma from smem, score transform and
 //     mask on boundary blocks only, online softmax in fp32 (exp2), O += P V by wgmma with P from
-//     registers; then O normalized, staged through smem (Q's space) and written with 128-bit stores,
-//     LSE per row.
+//     registers; then O normalized, staged through smem (Q's space, or its own) and written by one
+//     TMA store per warpgroup (128-bit stores where TMA cannot address the rows), LSE per row.
 // Out-of-range rows and the padding columns of a head-dim bucket arrive as zeros (TMA fills what
 // lies outside the tensor map's extents). In varlen the extents are the packed totals, so a tile
 // past the end of its sequence holds the next sequence's rows: their keys are masked (every block
@@ -435,7 +435,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       if (w.any_key()) Barrier::arrive(&ss.barrier_q_empty);
     }
 
-    // --- epilogue: normalize, LSE, O through smem, 128-bit stores -----------------------------------
+    // --- epilogue: normalize, LSE, O through smem, TMA store -----------------------------------------
     float lse[kRows];
     softmax.finalize(acc_o_rc, mult, lse);
     if (p.lse != nullptr) {
@@ -474,7 +474,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     Element* o_smem;
     if constexpr (Tr::kSeparateO) {
       o_smem = ss.o.data();
-      // WAR: every thread of the warpgroup has read back its previous tile's rows of sO.
+      // WAR: the warpgroup's previous rows of sO have been read, by its TMA store (whose reads the
+      // issuing thread waits for) or by every thread's copies.
+      if (wtid == 0) tma_store_wait<0>();
       named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
     } else {
       o_smem = ss.q.data();
@@ -485,27 +487,52 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     Tensor taccOrO = r2s_thr.retile_S(rO);     // (CPY, CPY_M, CPY_N)
     Tensor taccOsO = r2s_thr.partition_D(sO);  // (CPY, CPY_M, CPY_N)
     copy(r2s_copy, taccOrO, taccOsO);
-    // RAW: the warpgroup's O rows are in smem before its threads read rows other warps wrote.
+
+    // RAW: the warpgroup's O rows are in smem (the barrier) before its threads read rows other warps
+    // wrote or its TMA store reads them (the fence: visible to the async proxy).
+    cutlass::arch::fence_view_async_shared();
     named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
 
-    Tensor mO = make_tensor(make_gmem_ptr(o_ptr), make_shape(w.len_q, HeadDim{}), make_stride(p.o_row_stride, _1{}));
-    Tensor gO = local_tile(mO, Shape<_64, HeadDim>{}, make_coord(wg_tile, _0{}));  // (64, D)
-    Tensor sO_wg = local_tile(sO, Shape<_64, HeadDim>{}, make_coord(cwg, _0{}));   // (64, D)
-    typename Tr::GmemCopyOut gmem_copy_o;
-    auto s2g = gmem_copy_o.get_thread_slice(wtid);
-    Tensor tOsO = s2g.partition_S(sO_wg);  // (CPY, CPY_M, CPY_K)
-    Tensor tOgO = s2g.partition_D(gO);
-    Tensor tOcO = s2g.partition_D(make_identity_tensor(Shape<_64, HeadDim>{}));
-    Tensor tOrO = make_tensor<Element>(shape(tOgO));
-    copy(gmem_copy_o, tOsO, tOrO);
-    if constexpr (Tr::kPersistent && !Tr::kSeparateO) {
-      // Q's space is free for the next tile's TMA once every consumer thread has read its O rows
-      // back. The fence orders these generic-proxy accesses before the async-proxy (TMA) writes.
-      cutlass::arch::fence_view_async_shared();
-      Barrier::arrive(&ss.barrier_q_empty);
+    // One TMA store of the warpgroup's 64 rows where the tensor map addresses O and every row that
+    // exists belongs to this tile's sequence (varlen: the map's extents are the packed totals, so
+    // the rows past a short sequence's end are the next sequence's, which only 128-bit copies skip).
+    if (params.tma_store_o && (!varlen || wg_rows >= 64)) {
+      if (wtid == 0 && wg_rows > 0) {
+        Tensor mO = domain_offset(make_coord(static_cast<int>(w.q_row0), _0{}),
+                                  params.tma_o.get_tma_tensor(params.shape_o)(_, _, w.head, varlen ? 0 : w.batch));
+        Tensor gO = local_tile(mO, Shape<_64, HeadDim>{}, make_coord(wg_tile, _0{}));  // (64, D)
+        Tensor sO_wg = make_tensor(make_smem_ptr(o_smem + typename Tr::SmemLayoutO{}(64 * cwg, 0)),
+                                   typename Tr::SmemLayoutOWg{});  // (64, D)
+        auto [tOgO, tOsO] =
+            tma_partition(params.tma_o, _0{}, Layout<_1>{}, group_modes<0, 2>(sO_wg), group_modes<0, 2>(gO));
+        copy(params.tma_o, tOsO, tOgO);
+        tma_store_arrive();
+        // Q's space, where O is staged, is the next tile's Q: the store must have read it first.
+        if constexpr (Tr::kPersistent && !Tr::kSeparateO) tma_store_wait<0>();
+      }
+      if constexpr (Tr::kPersistent && !Tr::kSeparateO) Barrier::arrive(&ss.barrier_q_empty);
+    } else {
+      Tensor mO = make_tensor(make_gmem_ptr(o_ptr), make_shape(w.len_q, HeadDim{}), make_stride(p.o_row_stride, _1{}));
+      Tensor gO = local_tile(mO, Shape<_64, HeadDim>{}, make_coord(wg_tile, _0{}));  // (64, D)
+      Tensor sO_wg = local_tile(sO, Shape<_64, HeadDim>{}, make_coord(cwg, _0{}));   // (64, D)
+      typename Tr::GmemCopyOut gmem_copy_o;
+      auto s2g = gmem_copy_o.get_thread_slice(wtid);
+      Tensor tOsO = s2g.partition_S(sO_wg);  // (CPY, CPY_M, CPY_K)
+      Tensor tOgO = s2g.partition_D(gO);
+      Tensor tOcO = s2g.partition_D(make_identity_tensor(Shape<_64, HeadDim>{}));
+      Tensor tOrO = make_tensor<Element>(shape(tOgO));
+      copy(gmem_copy_o, tOsO, tOrO);
+      if constexpr (Tr::kPersistent && !Tr::kSeparateO) {
+        // Q's space is free for the next tile's TMA once every consumer thread has read its O rows
+        // back. The fence orders these generic-proxy accesses before the async-proxy (TMA) writes.
+        cutlass::arch::fence_view_async_shared();
+        Barrier::arrive(&ss.barrier_q_empty);
+      }
+      sm80::copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, wg_rows, p.head_dim_v);
     }
-    sm80::copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, wg_rows, p.head_dim_v);
   });
+  // The CTA's smem must outlive the reads of its last TMA store.
+  if (wtid == 0) tma_store_wait<0>();
 }
 
 }  // namespace flashcute::sm90

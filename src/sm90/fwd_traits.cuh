@@ -79,6 +79,11 @@ struct FwdTraits {
       SmemLayoutV{}, cute::make_ordered_layout(cute::Shape<HeadDim, BlockN, cute::Int<kStages>>{},
                                                cute::Step<cute::_2, cute::_1, cute::_3>{})));
   using SmemLayoutO = SmemLayoutQ;
+  // One consumer warpgroup's 64 rows of sO, the source of its TMA store: rows [64 c, 64 c + 64) of
+  // SmemLayoutO start at element SmemLayoutO(64 c, 0) (whole swizzle atoms of 8 rows, so the swizzle
+  // leaves that offset alone) and have this layout, the (BM, D) layout restricted to its first 64 rows.
+  using SmemLayoutOWg = decltype(cute::composition(
+      SmemLayoutO{}, cute::Layout<cute::Shape<cute::_64, HeadDim>, cute::Stride<cute::_1, BlockM>>{}));
   // Persistent: O gets its own smem when it fits (227 KB per CTA), so Q's space is freed as soon as
   // the last S = Q K^T of a tile completed and the next tile's Q loads during this tile's last P V
   // and epilogue. Otherwise (d 192, 256) O is staged in Q's space, freed after the epilogue.
@@ -94,7 +99,14 @@ struct FwdTraits {
   using TmaKV = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, GmemTensor{},
                                              cute::take<0, 2>(SmemLayoutK{}), cute::Shape<BlockN, HeadDim>{},
                                              cute::_1{}));
-  // smem -> gmem of O: 16 bytes per thread per access; one swizzle-atom row (64 or 32 elements) per
+  // O out of smem by TMA, one store per consumer warpgroup (64 rows): the store writes only what lies
+  // inside the tensor map's extents (rows < seqlen_q, columns < head_dim_v).
+  using GmemTensorO =
+      decltype(cute::make_tensor(cute::make_gmem_ptr(static_cast<Element*>(nullptr)), ShapeT{}, StrideT{}));
+  using TmaO = decltype(cute::make_tma_copy(cute::SM90_TMA_STORE{}, GmemTensorO{}, SmemLayoutOWg{},
+                                            cute::Shape<cute::_64, HeadDim>{}, cute::_1{}));
+  // Where TMA cannot store a warpgroup's rows, smem -> gmem of O by 128-bit copies: 16 bytes per
+  // thread per access; one swizzle-atom row (64 or 32 elements) per
   // kThreadsPerRow threads, so a warp reads whole 16-byte chunks that the swizzle keeps contiguous.
   static constexpr int kAtomWidth = kHeadDim % 64 == 0 ? 64 : 32;
   static constexpr int kThreadsPerRow = kAtomWidth / 8;
@@ -131,14 +143,16 @@ struct FwdTraits {
   static_assert(kSmemBytes >= kTileSmemBytes && kSmemBytes <= kTileSmemBytes + 1024,
                 "tile_config.h's smem formula disagrees with the layouts");
 
-  // Kernel parameters: the plain forward params and the three TMA descriptors (and the shapes the
+  // Kernel parameters: the plain forward params and the four TMA descriptors (and the shapes the
   // descriptors were built for, which the device side needs to rebuild the coordinate tensors).
   struct Params {
     FwdParams p;
-    ShapeT shape_q, shape_k, shape_v;
+    ShapeT shape_q, shape_k, shape_v, shape_o;
     TmaQ tma_q;
     TmaKV tma_k;
     TmaKV tma_v;
+    TmaO tma_o;
+    bool tma_store_o = false;  // tma_o addresses O (else every tile's O goes out by 128-bit copies)
     int tile_group = 1;  // persistent or LPT grid: batch x head indices per TileOrder group
     // Persistent: the dynamic scheduler's counter of tiles handed out beyond the first gridDim.x
     // (the caller's workspace, zeroed by the launcher before the kernel); null: the static deal.
