@@ -1,9 +1,10 @@
 #pragma once
 // Host launcher of the SM90 forward for one KernelKey: builds the TMA descriptors of Q, K and V
-// (loads) and of O (store, where TMA can address it), grid (query blocks, heads, batch) or a 1-D grid of the tiles in TileOrder (masked_tile_group) or
-// (persistent) one CTA per SM, block = (1 producer + consumer) warpgroups, dynamic shared memory
-// from the traits (raised above 48 KB by attribute); the persistent kernel's tile counter (in the
-// caller's workspace) is zeroed before the launch.
+// (loads) and of O (store, where TMA can address it), grid (query blocks, heads, batch) or a 1-D
+// grid of the tiles in TileOrder (masked_tile_group) or (persistent) one CTA per SM, block = (1
+// producer + consumer) warpgroups, dynamic shared memory from the traits (raised above 48 KB by
+// attribute); the persistent kernel's tile counter (in the caller's workspace) is zeroed before the
+// launch.
 
 #include <cuda_runtime.h>
 

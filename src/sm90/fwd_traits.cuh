@@ -106,8 +106,8 @@ struct FwdTraits {
   using TmaO = decltype(cute::make_tma_copy(cute::SM90_TMA_STORE{}, GmemTensorO{}, SmemLayoutOWg{},
                                             cute::Shape<cute::_64, HeadDim>{}, cute::_1{}));
   // Where TMA cannot store a warpgroup's rows, smem -> gmem of O by 128-bit copies: 16 bytes per
-  // thread per access; one swizzle-atom row (64 or 32 elements) per
-  // kThreadsPerRow threads, so a warp reads whole 16-byte chunks that the swizzle keeps contiguous.
+  // thread per access; one swizzle-atom row (64 or 32 elements) per kThreadsPerRow threads, so a
+  // warp reads whole 16-byte chunks that the swizzle keeps contiguous.
   static constexpr int kAtomWidth = kHeadDim % 64 == 0 ? 64 : 32;
   static constexpr int kThreadsPerRow = kAtomWidth / 8;
   using GmemCopyOut = decltype(cute::make_tiled_copy(

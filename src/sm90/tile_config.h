@@ -166,8 +166,8 @@ constexpr bool fused_exp2_choice(bool measured) { return measured_or_forced(FLAS
 // TileOrder's group under the dynamic scheduler for problems with no causal mask or window (those
 // take the row's masked_tile_group where it has one; batch x head indices whose query blocks are
 // dealt together, longest first): N > 0 = N, 0 = as many as keep their K and V within half of L2
-// (fwd.cuh; what the static deal always uses). Measured (H100, bf16, d 64/128, 3 rounds; perf-notes "Session
-// 9"): 1 and 2 ahead of the L2-sized group by 1-10% at 512-4k keys; 1 taken.
+// (fwd.cuh; what the static deal always uses). Measured (H100, bf16, d 64/128, 3 rounds; perf-notes
+// "Session 9"): 1 and 2 ahead of the L2-sized group by 1-10% at 512-4k keys; 1 taken.
 #ifndef FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP
 #define FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP 1
 #endif
