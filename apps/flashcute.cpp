@@ -45,6 +45,7 @@ struct RunOptions {
   int iters = 20;
   int check_heads = 2;
   uint64_t seed = 1;
+  bool fwd_workspace = true;  // the forward's optional workspace (SM90: the dynamic tile scheduler)
   flashcute::AttentionOptions attn;
 };
 
@@ -70,7 +71,8 @@ void usage(FILE* f) {
                "       flashcute run [--batch N] [--seqlen N | --seqlen-q N --seqlen-k N] [--heads N]\n"
                "                     [--heads-kv N] [--d N] [--dv N] [--dtype bf16|fp16] [--causal]\n"
                "                     [--window-left N] [--window-right N] [--softcap C] [--scale S]\n"
-               "                     [--backend auto|sm80|sm90] [--iters N] [--check-heads N] [--seed N]\n"
+               "                     [--backend auto|sm80|sm90] [--fwd-workspace yes|no] [--iters N]\n"
+               "                     [--check-heads N] [--seed N]\n"
                "       flashcute bench [--dtype bf16,fp16] [--d 64,128,256] [--seqlen 512,...,16384]\n"
                "                     [--causal both|true|false] [--pass fwd,bwd,fwd+bwd] [--backend sm80,sm90]\n"
                "                     [--tokens N] [--hidden N] [--warmup N] [--iters N] [--no-flush] [--seed N]\n"
@@ -86,6 +88,15 @@ bool parse_dtype(const std::string& value, DType* dt) {
     std::fprintf(stderr, "flashcute: --dtype %s is not bf16 or fp16\n", value.c_str());
     return false;
   }
+  return true;
+}
+
+bool parse_yes_no(const std::string& flag, const std::string& value, bool* b) {
+  if (value != "yes" && value != "no") {
+    std::fprintf(stderr, "flashcute: %s %s is not yes or no\n", flag.c_str(), value.c_str());
+    return false;
+  }
+  *b = value == "yes";
   return true;
 }
 
@@ -154,6 +165,8 @@ bool parse_run(int argc, char** argv, RunOptions* o) {
       if (!parse_dtype(value, &o->dtype)) return false;
     } else if (flag == "--backend") {
       if (!parse_backend(value, &o->attn.backend)) return false;
+    } else if (flag == "--fwd-workspace") {
+      if (!parse_yes_no(flag, value, &o->fwd_workspace)) return false;
     } else if (!parse_number(flag, value, &num)) {
       return false;
     } else if (flag == "--batch") o->batch = static_cast<int64_t>(num);
@@ -228,11 +241,7 @@ bool parse_bench(int argc, char** argv, BenchOptions* o) {
         o->passes.push_back(p);
       }
     } else if (flag == "--fwd-workspace") {
-      if (value != "yes" && value != "no") {
-        std::fprintf(stderr, "flashcute: --fwd-workspace %s is not yes or no\n", value.c_str());
-        return false;
-      }
-      o->fwd_workspace = value == "yes";
+      if (!parse_yes_no(flag, value, &o->fwd_workspace)) return false;
     } else if (flag == "--csv") o->csv = value;
     else if (flag == "--json") o->json = value;
     else if (flag == "--d") {
@@ -419,7 +428,7 @@ int cmd_run(const RunOptions& o) {
   // The forward's optional workspace (validation errors are reported by the call below).
   DeviceBuffer workspace;
   size_t ws_bytes = 0;
-  if (flashcute::fwd_workspace_size(args, &ws_bytes).ok() && ws_bytes > 0) {
+  if (o.fwd_workspace && flashcute::fwd_workspace_size(args, &ws_bytes).ok() && ws_bytes > 0) {
     FC_CUDA_OR_RETURN(workspace.reserve(ws_bytes));
     args.workspace = {workspace.get(), workspace.bytes()};
   }

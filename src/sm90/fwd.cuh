@@ -1,10 +1,10 @@
 #pragma once
 // Host launcher of the SM90 forward for one KernelKey: builds the TMA descriptors of Q, K and V
 // (loads) and of O (store, where TMA can address it), grid (query blocks, heads, batch) or a 1-D
-// grid of the tiles in TileOrder (masked_tile_group) or (persistent) one CTA per SM, block = (1
-// producer + consumer) warpgroups, dynamic shared memory from the traits (raised above 48 KB by
-// attribute); the persistent kernel's tile counter (in the caller's workspace) is zeroed before the
-// launch.
+// grid of the tiles in TileOrder (masked_tile_group) or (persistent) one CTA per SM or per tile,
+// block = (1 producer + consumer) warpgroups, dynamic shared memory from the traits (raised above
+// 48 KB by attribute); the persistent kernel's tile counter (in the caller's workspace) is zeroed
+// before the launch.
 
 #include <cuda_runtime.h>
 
@@ -63,9 +63,15 @@ Tma make_tma(const TmaView& t, typename Tr::ShapeT* shape, SmemLayout smem_layou
   return make_tma_copy(CopyOp{}, g, smem_layout, tile, _1{});
 }
 
-// `dynamic`: the persistent instantiation takes its tiles from a counter in p.workspace.
+// How the persistent instantiation gets its tiles: the static deal over one CTA per SM, the
+// counter in p.workspace (dynamic), or one CTA per tile (the launch's grid is the TileOrder list,
+// so the hardware's in-order dispatch schedules it; each CTA's static deal ends after its first
+// tile). Ignored by the non-persistent instantiation.
+enum class Schedule { kStatic, kDynamic, kOnePerTile };
+
 template <KernelKey K, FwdTileConfig kConfig, bool kTransform>
-Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, bool dynamic = false) {
+Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, Schedule schedule = Schedule::kStatic) {
+  const bool dynamic = schedule == Schedule::kDynamic;
   using namespace cute;
   using Tr = FwdTraits<element_t<K.dtype>, kConfig>;
   constexpr int64_t kSmem = Tr::kSmemBytes;
@@ -120,8 +126,8 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, boo
   const int64_t m_blocks = (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM;
   dim3 grid(static_cast<unsigned>(m_blocks), static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
   if constexpr (Tr::kPersistent || Tr::kLptGrid) {
-    // Persistent: one CTA per SM (at most one per tile); TileOrder grid: one CTA per tile, 1-D.
-    // Either way the kernel walks TileOrder in int arithmetic.
+    // Persistent: one CTA per SM (at most one per tile) or per tile; TileOrder grid: one CTA per
+    // tile, 1-D. Either way the kernel walks TileOrder in int arithmetic.
     const int64_t tiles = m_blocks * p.heads_q * p.batch;
     if (tiles > (int64_t(1) << 30))  // tile indices run past num_tiles by up to 2 x grid in int
       return Status::NotSupported("sm90 forward: " + std::to_string(tiles) + " tiles exceed 2^30; use backend=sm80");
@@ -130,12 +136,15 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, boo
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (err != cudaSuccess)
       return Status::Cuda(std::string("sm90 forward: SM count: ") + cudaGetErrorString(err));
-    grid = dim3(static_cast<unsigned>(Tr::kPersistent && tiles > sms ? sms : tiles));
+    const bool per_sm = Tr::kPersistent && schedule != Schedule::kOnePerTile;
+    grid = dim3(static_cast<unsigned>(per_sm && tiles > sms ? sms : tiles));
     // TileOrder's groups of batch x head indices (tile_config.h): the static deal takes as many as
     // keep their K and V within half of L2; the dynamic scheduler masked_tile_group for a causal mask
     // or window, else FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP (0: the L2-sized group); the TileOrder
     // grid masked_tile_group for a causal mask or window up to kMaskedTileGroupMaxSeqlenK keys, else
-    // 1 (the order of the (query blocks, heads, batch) grid).
+    // 1 (the order of the (query blocks, heads, batch) grid); the persistent kernel's grid of one CTA
+    // per tile masked_tile_group for a causal mask or window at any length (the dynamic
+    // scheduler's order), else 1.
     int l2 = 0;
     if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
       cudaGetLastError();
@@ -147,7 +156,8 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, boo
     const bool masked = !window_is_full(p.window);
     int64_t group = 1;
     if constexpr (Tr::kPersistent) {
-      if (dynamic && masked && kConfig.masked_tile_group > 0) group = kConfig.masked_tile_group;
+      if (!per_sm) group = masked ? kConfig.masked_tile_group : 1;  // the TileOrder grid's groups
+      else if (dynamic && masked && kConfig.masked_tile_group > 0) group = kConfig.masked_tile_group;
       else if (dynamic && FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP > 0) group = FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP;
       else group = l2 / 2 / kv_bytes;
     } else if (masked && p.seqlen_k <= kMaskedTileGroupMaxSeqlenK) {
@@ -184,18 +194,26 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
   if constexpr (kRow.persistent_max_seqlen_k > 0 || kRow.dynamic_max_seqlen_k > 0) {
     const bool dynamic = p.workspace != nullptr && p.seqlen_k <= kRow.dynamic_max_seqlen_k;
     if constexpr (kRow.block_n_masked > 0) {
-      // A causal mask or window and no score transform, up to the longer of the two limits: the
-      // masked kernel's wider key step, dynamic with a workspace and with the static deal without
-      // one, so that the workspace changes the order of the tiles and never their arithmetic.
-      constexpr int kMaskedMax = std::max(kRow.dynamic_max_seqlen_k, kRow.persistent_max_seqlen_k);
-      if (!p.transform_scores && !window_is_full(p.window) && p.seqlen_k <= kMaskedMax)
+      // A causal mask or window and no score transform, up to the longest of the three limits: the
+      // masked kernel's wider key step, always its persistent instantiation (one kernel, so the
+      // workspace changes which CTA runs a tile, never its arithmetic). Given a workspace, the
+      // dynamic scheduler; without one, the static deal up to the persistent / dynamic limits and
+      // one CTA per tile beyond them (masked_max_seqlen_k; the static deal lost 9-21% there).
+      constexpr int kPersistentMax = std::max(kRow.dynamic_max_seqlen_k, kRow.persistent_max_seqlen_k);
+      constexpr int kMaskedMax = std::max(kPersistentMax, kRow.masked_max_seqlen_k);
+      if (!p.transform_scores && !window_is_full(p.window) && p.seqlen_k <= kMaskedMax) {
+        detail::Schedule schedule = detail::Schedule::kOnePerTile;
+        if (p.workspace != nullptr) schedule = detail::Schedule::kDynamic;
+        else if (p.seqlen_k <= kPersistentMax) schedule = detail::Schedule::kStatic;
         return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(p, stream, max_smem_optin,
-                                                                                       p.workspace != nullptr);
+                                                                                       schedule);
+      }
     }
     if (dynamic || p.seqlen_k <= kRow.persistent_max_seqlen_k) {
+      const detail::Schedule schedule = dynamic ? detail::Schedule::kDynamic : detail::Schedule::kStatic;
       return p.transform_scores
-                 ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin, dynamic)
-                 : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin, dynamic);
+                 ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin, schedule)
+                 : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin, schedule);
     }
   }
   if constexpr (kRow.block_n_full > 0) {

@@ -42,10 +42,10 @@ struct FwdTileConfig {
   // early takes the next tile in TileOrder); 0: never. Without a workspace only
   // persistent_max_seqlen_k applies (the static deal).
   int dynamic_max_seqlen_k = 0;
-  // Key rows per step for plain (no softcap/ALiBi) problems with a causal mask or window that run
-  // the persistent kernel (persistent_max_seqlen_k / dynamic_max_seqlen_k), on the plain loop (no
-  // overlap, no ping-pong): short masked problems spend most of their steps on boundary blocks, and
-  // a wider step means fewer of them. A separate instantiation, picked by Fwd::run; 0: off.
+  // Key rows per step for plain (no softcap/ALiBi) problems with a causal mask or window up to
+  // masked_max_seqlen_k keys, on the plain loop (no overlap, no ping-pong) of the persistent
+  // instantiation: short masked problems spend most of their steps on boundary blocks, and a wider
+  // step means fewer of them. A separate instantiation, picked by Fwd::run; 0: off.
   int block_n_masked = 0;
   // The non-persistent kernel runs one CTA per tile on a 1-D grid in TileOrder (fwd_kernel.cuh), so
   // the hardware's in-order dispatch is a list schedule of that order, with groups of this many
@@ -58,6 +58,10 @@ struct FwdTileConfig {
   // scheduler takes causal and windowed problems' tiles in groups of this many too, at any length.
   // 0: off.
   int masked_tile_group = 0;
+  // Dispatch: the masked kernel (block_n_masked, persistent) runs masked plain problems up to the
+  // longest of this and the persistent / dynamic limits; past those two on the dynamic scheduler
+  // given a workspace, else with one CTA per tile (Fwd::run).
+  int masked_max_seqlen_k = 0;
   // Set by for_kernel, not in the rows: this instantiation is the persistent one.
   bool persistent = false;
 
@@ -142,6 +146,13 @@ constexpr int persistent_limit_choice(int measured) {
 #endif
 constexpr int block_n_masked_choice(int measured) {
   return FLASHCUTE_SM90_FWD_BLOCK_N_MASKED < 0 ? measured : FLASHCUTE_SM90_FWD_BLOCK_N_MASKED;
+}
+// Every row's masked_max_seqlen_k (-1 keeps the rows').
+#ifndef FLASHCUTE_SM90_FWD_MASKED_MAX_SEQLEN_K
+#define FLASHCUTE_SM90_FWD_MASKED_MAX_SEQLEN_K -1
+#endif
+constexpr int masked_limit_choice(int measured) {
+  return FLASHCUTE_SM90_FWD_MASKED_MAX_SEQLEN_K < 0 ? measured : FLASHCUTE_SM90_FWD_MASKED_MAX_SEQLEN_K;
 }
 // Softmax policy (common/softmax.cuh) and launch-shape switches for A/B builds; -1 keeps the rows'
 // values where a row has one. The lazy-rescale threshold of every row; the fused exponent (0/1);
@@ -236,18 +247,22 @@ constexpr int dynamic_limit_choice(int measured) {
 //   Session 12: the same groups of 4 on the dynamic scheduler (causal and windowed problems; groups
 //   of FLASHCUTE_SM90_FWD_DYNAMIC_TILE_GROUP otherwise): d 128 causal 2k +2%, 4k +6-8% (two A/Bs),
 //   512 / 1k and d 64's masked kernel up to 2k within +-0.5%.
+// - masked_max_seqlen_k (session 14, 3 rounds, bf16, d 64 causal, against the 128-key overlapped
+//   kernel that ran these rows): given a workspace (dynamic) +10%, +5%, +2% at 4k, 8k, 16k keys;
+//   without one, on one CTA per tile, +0%, +0%, +5% (the static deal there: -9%, -21%, -20%, session
+//   13). Hence 16k at d 64.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
     //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap,
     //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, dynamic up to seqlen_k,
-    //     block_n_masked, masked_tile_group
+    //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k
     // 88 KB (+24 KB O, persistent)
     {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0,
-     dynamic_limit_choice(2048), block_n_masked_choice(192), masked_tile_group_choice(4)},
+     dynamic_limit_choice(2048), block_n_masked_choice(192), masked_tile_group_choice(4), masked_limit_choice(16384)},
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,

@@ -606,7 +606,8 @@ TEST_P(FwdRepeat, RepeatedCallsOnSameBuffersAreIdentical) {
 // counter there (zeroed by the launch, so the 0xFF / 0x7F garbage filled in here must not matter),
 // and without one it runs the static deal or one CTA per tile. Each tile's arithmetic is the same
 // whichever CTA runs it, so every variant gives the same bits; the first call is also checked
-// against the reference. Sizes: many tiles per SM at seqlen_k above and below 1024.
+// against the reference. Sizes: many tiles per SM at seqlen_k above and below 1024, and d 64 causal
+// past 2048 keys (the masked kernel: dynamic, or one CTA per tile).
 
 class FwdWorkspace : public OnBackend {};
 
@@ -619,6 +620,11 @@ TEST_P(FwdWorkspace, OptionalAndGivesTheSameBitsWithOrWithout) {
     cases.push_back(c);
     cases.push_back(dense(kFp16, 3, 1500, 1700, 16, 16, 128, 171));
     c = dense(kBf16, 8, 700, 1000, 16, 8, 128, 172);
+    c.causal = true;
+    cases.push_back(c);
+    // d 64 causal past the persistent limits: the masked kernel, dynamic with a workspace and one CTA
+    // per tile without.
+    c = dense(kBf16, 1, 3000, 3000, 8, 8, 64, 176);
     c.causal = true;
     cases.push_back(c);
     c = dense(kBf16, 2, 1100, 1100, 8, 2, 256, 173);
@@ -635,6 +641,11 @@ TEST_P(FwdWorkspace, OptionalAndGivesTheSameBitsWithOrWithout) {
       lk.push_back((i * 211) % 2500 + 1);
     }
     c = varlen(kBf16, lq, lk, 16, 4, 128, 175);
+    c.causal = true;
+    cases.push_back(c);
+    // d 64 varlen causal past 2048 keys (the masked kernel; without a workspace one CTA per tile,
+    // among them tiles past their sequence's end, which run nothing).
+    c = varlen(kFp16, {2900, 0, 130, 3300, 1, 2049}, {3100, 40, 130, 2800, 700, 2600}, 8, 2, 64, 177);
     c.causal = true;
     cases.push_back(c);
   }
