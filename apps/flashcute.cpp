@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/mask.h"
 #include "flashcute/flashcute.h"
 #include "reference/numeric.h"
 #include "reference/reference.h"
@@ -353,6 +354,23 @@ double attention_fwd_flops(int64_t batch, int64_t heads, int64_t seqlen_q, int64
   return causal && seqlen_q == seqlen_k ? flops / 2 : flops;
 }
 
+// `flashcute run`'s count: BENCHMARKING.md's where it applies (no mask, or causal with seqlen_q ==
+// seqlen_k), else 2*(d + dv) per (query, key) pair the mask leaves visible, counted row by row
+// (windows, causal with seqlen_q != seqlen_k).
+double run_fwd_flops(int64_t batch, int64_t heads, int64_t seqlen_q, int64_t seqlen_k, int64_t d, int64_t dv,
+                     const flashcute::AttentionOptions& a) {
+  const flashcute::Window w = flashcute::make_window(a.causal, a.window_left, a.window_right);
+  if (flashcute::window_is_full(w) || (a.causal && w.left < 0 && seqlen_q == seqlen_k))
+    return attention_fwd_flops(batch, heads, seqlen_q, seqlen_k, d, dv, a.causal);
+  double pairs = 0.0;
+  for (int64_t i = 0; i < seqlen_q; ++i) {
+    int64_t begin = 0, end = 0;
+    flashcute::visible_key_range(i, seqlen_q, seqlen_k, w, &begin, &end);
+    pairs += static_cast<double>(end - begin);
+  }
+  return 2.0 * static_cast<double>(d + dv) * batch * heads * pairs;
+}
+
 // Median milliseconds of `iters` launches, each bracketed by CUDA events, after `warmup` launches.
 // With `flush`, `flush_bytes` of memset before each timed launch leave the L2 cold (as do_bench).
 // Returns the first failing Status of a launch (timing is then meaningless) or ok.
@@ -454,7 +472,7 @@ int cmd_run(const RunOptions& o) {
     std::fprintf(stderr, "flashcute run: %s: %s\n", flashcute::to_string(s.code()), s.message().c_str());
     return 2;
   }
-  const double flops = attention_fwd_flops(o.batch, o.heads, o.seqlen_q, o.seqlen_k, o.d, dv, o.attn.causal);
+  const double flops = run_fwd_flops(o.batch, o.heads, o.seqlen_q, o.seqlen_k, o.d, dv, o.attn);
   // Check: the first and last (batch, head) pairs (up to --check-heads) against the fp64 reference.
   double max_err = 0.0, max_lp_err = 0.0, max_lse_err = 0.0, max_golden = 0.0;
   bool all_finite_where_expected = true;
