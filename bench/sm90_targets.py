@@ -11,6 +11,7 @@ too). "ours" is the SM90 forward's TFLOP/s.
 import argparse
 import json
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -22,21 +23,34 @@ def target(seqlen, f):
     return base * 1.05 if seqlen >= 2048 else base
 
 
-def rows(records, fa3):
-    """[(dtype, d, causal, seqlen, ours, cudnn, ratio, F, target, met)] of every fwd case with both numbers."""
+def rows(runs, fa3):
+    """[(dtype, d, causal, seqlen, ours, cudnn, ratio, F, target, met, lo, hi)] of every fwd case with both numbers.
+
+    `runs` is one run's records or a list of runs' record lists. With several runs a row's ratio is the median
+    over the runs of ours / cuDNN inside each run (the two are measured side by side; a run-to-run drift moves
+    both), lo / hi its range, and ours / cuDNN the medians of their TFLOP/s; `met` is decided on the median.
+    """
+    if runs and isinstance(runs[0], dict):
+        runs = [runs]
     by_case = {}
-    for r in records:
-        if r["pass"] == "fwd" and r["status"] == "ok" and r["impl"] in ("flashcute_sm90", "sdpa_cudnn"):
-            by_case.setdefault((r["dtype"], r["d"], r["causal"], r["seqlen"]), {})[r["impl"]] = r["tflops"]
+    for i, records in enumerate(runs):
+        for r in records:
+            if r["pass"] == "fwd" and r["status"] == "ok" and r["impl"] in ("flashcute_sm90", "sdpa_cudnn"):
+                by_case.setdefault((r["dtype"], r["d"], r["causal"], r["seqlen"]), {}).setdefault(i, {})[r["impl"]] = \
+                    r["tflops"]
     out = []
-    for (dtype, d, causal, seqlen), t in sorted(by_case.items()):
+    for (dtype, d, causal, seqlen), per_run in sorted(by_case.items()):
         stored = fa3.get((d, causal, seqlen, "fwd"))
-        if "flashcute_sm90" not in t or "sdpa_cudnn" not in t or not stored:
+        pairs = [(t["flashcute_sm90"], t["sdpa_cudnn"]) for t in per_run.values()
+                 if "flashcute_sm90" in t and "sdpa_cudnn" in t]
+        if not pairs or not stored:
             continue
         f = stored["fa3"] / stored["cudnn"]
-        ratio = t["flashcute_sm90"] / t["sdpa_cudnn"]
+        ratios = [o / c for o, c in pairs]
+        ratio = statistics.median(ratios)
         goal = target(seqlen, f)
-        out.append((dtype, d, causal, seqlen, t["flashcute_sm90"], t["sdpa_cudnn"], ratio, f, goal, ratio >= goal))
+        out.append((dtype, d, causal, seqlen, statistics.median(o for o, _ in pairs),
+                    statistics.median(c for _, c in pairs), ratio, f, goal, ratio >= goal, min(ratios), max(ratios)))
     return out
 
 
@@ -45,23 +59,28 @@ def main(argv=None):
     p.add_argument("results", nargs="+")
     p.add_argument("--fa3-json", required=True)
     a = p.parse_args(argv)
-    records, sources = [], []
+    runs, sources = [], []
     for path in a.results:
         with open(path) as f:
             doc = json.load(f)
-        records += doc["records"]
+        runs.append(doc["records"])
         sources += [f"{m.get('date')} git {m.get('git')}" for m in doc["meta"]["runs"]]
-    table = rows(records, report.load_fa3(a.fa3_json))
-    met = sum(r[-1] for r in table)
+    table = rows(runs, report.load_fa3(a.fa3_json))
+    met = sum(r[9] for r in table)
+    several = len(runs) > 1
     print("# SM90 forward against the issue-7 targets\n")
     print(f"From {len(a.results)} bench.py run(s) ({'; '.join(sources)}). Target: ours / cuDNN >= 1.05 x max(1, F) "
           "for seqlen >= 2k and >= max(1, F) for 512 and 1k; F = FA3 / cuDNN from the stored peer JSON (bf16 rows, "
-          f"used for fp16 too). {met} of {len(table)} rows met.\n")
-    print("| dtype | d | causal | seqlen | SM90 | cuDNN | ours/cuDNN | F (FA3/cuDNN, stored) | target | met |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for dtype, d, causal, seqlen, ours, cudnn, ratio, f, goal, ok in table:
+          "used for fp16 too). " + ("Each cell is the median over the runs (TFLOP/s: of each; ours/cuDNN: of the "
+                                    "ratio inside each run, with its range); met is decided on that median. "
+                                    if several else "") + f"{met} of {len(table)} rows met.\n")
+    print("| dtype | d | causal | seqlen | SM90 | cuDNN | ours/cuDNN | " + ("range | " if several else "") +
+          "F (FA3/cuDNN, stored) | target | met |")
+    print("|---|---|---|---|---|---|---|" + ("---|" if several else "") + "---|---|---|")
+    for dtype, d, causal, seqlen, ours, cudnn, ratio, f, goal, ok, lo, hi in table:
+        spread = f"{lo:.2f}-{hi:.2f} | " if several else ""
         print(f"| {dtype} | {d} | {'yes' if causal else 'no'} | {seqlen} | {ours:.0f} | {cudnn:.0f} | {ratio:.2f} | "
-              f"{f:.2f} | {goal:.2f} | {'yes' if ok else 'no'} |")
+              f"{spread}{f:.2f} | {goal:.2f} | {'yes' if ok else 'no'} |")
     return 0
 
 
