@@ -274,7 +274,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   typename Tr::TiledMmaPV mma_pv;
   auto thr_qk = mma_qk.get_thread_slice(ctid);
   auto thr_pv = mma_pv.get_thread_slice(ctid);
-  Tensor tSrQ = thr_qk.partition_fragment_A(sQ);   // (MMA, MMA_M, MMA_K) descriptors
   Tensor tSrK = thr_qk.partition_fragment_B(sK);   // (MMA, MMA_N, MMA_K, stage)
   Tensor tOrV = thr_pv.partition_fragment_B(sVt);  // (MMA, MMA_N, MMA_K, stage)
   Tensor acc_o = partition_fragment_C(mma_pv, Shape<BlockM, HeadDim>{});  // (MMA, MMA_M, MMA_N)
@@ -300,6 +299,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   int q_phase = 0;     // parity of the next Q load's barrier phase
 
   for_each_tile([&](const TileWork& w) {
+    // Q's descriptors (MMA, MMA_M, MMA_K). In the persistent kernels that stage O in Q's space
+    // (d 256) made afresh for each tile from an opaque copy of ctid: hoisted out of the tile loop,
+    // their low word stayed live across it and was spilled (4 bytes per CTA, reloaded per tile).
+    // Not in the others, where the fresh ones spilled instead (d 64 masked: 52 bytes; d 128
+    // softcap/ALiBi: 36).
+    int ctid_now = ctid;
+    if constexpr (Tr::kPersistent && !Tr::kSeparateO) asm volatile("mov.b32 %0, %0;" : "+r"(ctid_now));
+    Tensor tSrQ = mma_qk.get_thread_slice(ctid_now).partition_fragment_A(sQ);
     OnlineSoftmax<kRows, 4, Tr::kSoftmaxPolicy> softmax;
     clear(acc_o);
     const float slope = kTransform && p.alibi_slopes != nullptr

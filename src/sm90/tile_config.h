@@ -229,8 +229,10 @@ constexpr int dynamic_limit_choice(int measured) {
 //   one, median of 3 rounds): d 64 non-causal +6%, +4%, +0% at 512, 1k, 2k keys, then -5% to -10%;
 //   causal +8%, +9%, +11% at 512-2k, +2% at 4k, then -5% and -11%; d 128 non-causal +11%, +9%, +9%,
 //   +4% at 512-4k, +1% at 8k, -1% at 16k; causal +8%, +5%, +6% at 512-2k, -1%, +0%, -2% at 4k-16k;
-//   d 256 (L2-sized group) -9% to +2%. So up to 2k keys at d 64 and 4k at d 128; d 256 off; d 96
-//   and d 192 not measured (off).
+//   d 256 (L2-sized group) -9% to +2%. So up to 2k keys at d 64 and 4k at d 128; d 96 and d 192
+//   not measured (off). Session 14, d 256 with groups of 1 (causal: masked_tile_group): +3.4%,
+//   +1.9%, +1.1%, +0.8% non-causal at 512-4k, causal +0.9%, +0.8%, +1.8%, +3.3%, 8k-16k within
+//   noise; so up to 4k keys at d 256.
 // - block_n_masked (session 10, 3 rounds, bf16, against the rows' kernels): d 64 with 192 keys per
 //   step on the plain loop, for every problem: causal +8%, +10%, +11% at 512, 1k, 2k keys, within
 //   +-2% at 4k-16k causal and 8k-16k non-causal, non-causal -10% / -8% / -4% at 512 / 1k / 4k; so
@@ -280,7 +282,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     // 224 KB; acc_o 128 + S 40 registers
     {256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
      wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
-     dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(4)},
+     dynamic_limit_choice(4096), block_n_masked_choice(0), masked_tile_group_choice(4)},
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
