@@ -1,6 +1,7 @@
 #pragma once
 // SM90 forward (TMA + wgmma, warp-specialized). A tile is one (query block, head, batch); the grid
-// has one CTA per tile, or (persistent, tile_config.h) one CTA per SM looping over tiles.
+// has one CTA per tile, or (persistent, tile_config.h) one CTA per SM looping over tiles (or, for
+// the launcher's one-CTA-per-tile schedule, the persistent kernel with a grid of every tile).
 //   producer warpgroup: one thread issues the TMA loads of Q (once) and of K[n], V[n] into a
 //     `kStages`-deep ring of smem buffers (CUTLASS PipelineTmaAsync: a full and an empty mbarrier
 //     per stage), key blocks from last to first;
@@ -136,8 +137,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // that finishes early takes the next tile in TileOrder, a longest-first list schedule) or,
   // without a counter, from a static deal: round r hands CTA c the tile r * grid + c, in reverse
   // (grid - 1 - c) on odd rounds, so the CTA that got a round's longest tile gets the next round's
-  // shortest. The producer claims its next tile after issuing the current tile's last load, while
-  // the consumers still have the pipeline's blocks to compute.
+  // shortest (with a grid of every tile, the second round is past num_tiles: one tile per CTA).
+  // The producer claims its next tile after issuing the current tile's last load, while the
+  // consumers still have the pipeline's blocks to compute.
   auto for_each_tile = [&](auto&& fn) {
     if constexpr (Tr::kPersistent) {
       const TileOrder order = make_tile_order<kBlockM>(p, params.tile_group);
