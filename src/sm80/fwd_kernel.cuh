@@ -102,18 +102,17 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
                          kv_head * p.k_head_stride;
   const Element* v_ptr = static_cast<const Element*>(p.v) + (varlen ? k_row0 * p.v_row_stride : batch * p.v_batch_stride) +
                          kv_head * p.v_head_stride;
+
   Element* o_ptr = static_cast<Element*>(p.out) + (varlen ? q_row0 * p.o_row_stride : batch * p.o_batch_stride) +
-                   head * p.o_head_stride;
+                   head * p.o_head_stride;  // (kParkLoopState derives it again in the epilogue)
 
   // --- tensors ------------------------------------------------------------------------------------
   Tensor mQ = make_tensor(make_gmem_ptr(q_ptr), make_shape(len_q, Int<kHeadDim>{}), make_stride(p.q_row_stride, _1{}));
   Tensor mK = make_tensor(make_gmem_ptr(k_ptr), make_shape(len_k, Int<kHeadDim>{}), make_stride(p.k_row_stride, _1{}));
   Tensor mV = make_tensor(make_gmem_ptr(v_ptr), make_shape(len_k, Int<kHeadDim>{}), make_stride(p.v_row_stride, _1{}));
-  Tensor mO = make_tensor(make_gmem_ptr(o_ptr), make_shape(len_q, Int<kHeadDim>{}), make_stride(p.o_row_stride, _1{}));
   Tensor gQ = local_tile(mQ, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));  // (BM, D)
   Tensor gK = local_tile(mK, Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(_, 0));        // (BN, D, n)
   Tensor gV = local_tile(mV, Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(_, 0));        // (BN, D, n)
-  Tensor gO = local_tile(mO, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));  // (BM, D)
 
   extern __shared__ __align__(128) char smem[];
   Tensor sQ = make_tensor(make_smem_ptr(reinterpret_cast<Element*>(smem)), typename Tr::SmemLayoutQ{});  // (BM, D)
@@ -145,8 +144,36 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     const Element* k;
     const Element* v;
   };
-  KvSrc* kv_src = reinterpret_cast<KvSrc*>(smem + Tr::kSmemKvSrcOffset);
-  kv_src[tidx] = KvSrc{raw_pointer_cast(tKgK(_, _, _, 0).data()), raw_pointer_cast(tVgV(_, _, _, 0).data())};
+  // kParkLoopState parks more of what the loop needs at every step but would keep live across all of
+  // it (each was spilled at d 64 / block_n 128 while kept in registers): the ldmatrix thread offsets,
+  // the first key block's index and the softmax's row sums, all read back where used.
+  struct alignas(16) LoopPark {
+    const Element* k;
+    const Element* v;
+    int ldsm_q, ldsm_k, ldsm_v;
+    int first_block;  // n_block_max - 1: its V was loaded with Q and K
+    float row_sum[4];  // kRows <= 4
+  };
+  using Park = std::conditional_t<Tr::kParkLoopState, LoopPark, KvSrc>;
+  static_assert(sizeof(Park) == Tr::kSmemParkBytes, "fwd_traits.cuh's park size disagrees");
+  Park* kv_src = reinterpret_cast<Park*>(smem + Tr::kSmemKvSrcOffset);
+  // This thread's entry, from a base address the caller rebuilt (kParkLoopState: and a fresh thread
+  // index, no register kept for it).
+  auto parked = [&](const char* smem_now) -> Park& {
+    return reinterpret_cast<Park*>(const_cast<char*>(smem_now) +
+                                   Tr::kSmemKvSrcOffset)[Tr::kParkLoopState ? fresh_tid_x() : tidx];
+  };
+  auto block_src = [&](const Element* thread_base, int64_t row_stride, const auto& tXgX) {
+    if constexpr (Tr::kParkLoopState) {
+      asm volatile("" : "+l"(row_stride));
+      return make_tensor(make_gmem_ptr(thread_base),
+                         g2s.partition_S(make_tensor(make_gmem_ptr(static_cast<const Element*>(nullptr)),
+                                                     Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_stride(row_stride, _1{})))
+                             .layout());
+    } else {
+      return make_tensor(make_gmem_ptr(thread_base), tXgX(_, _, _, 0).layout());
+    }
+  };
 
   // MMA partitions.
   typename Tr::TiledMma mma;
@@ -155,8 +182,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   Tensor tSrK = thr_mma.partition_fragment_B(sK);            // (MMA, MMA_N, MMA_K)
   Tensor tOrVt = thr_mma.partition_fragment_B(sVtNoSwizzle);  // (MMA, MMA_K, MMA_N)
   Tensor acc_o = partition_fragment_C(mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});  // (MMA, MMA_M, MMA_K)
-  Tensor tScS = thr_mma.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));  // (MMA, MMA_M, MMA_N)
-  Tensor tScS_rc = make_tensor(tScS.data(), rowcol_layout(tScS.layout()));  // (rows, cols) -> (row, col)
+  // Thread t's (row, col) coordinates in the (kBlockM, kBlockN) tile, seen as (rows, cols).
+  auto coords = [&](int t) {
+    Tensor c = mma.get_thread_slice(t).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+    return make_tensor(c.data(), rowcol_layout(c.layout()));
+  };
+  Tensor tScS_rc = coords(tidx);  // (rows, cols) -> (row, col)
 
   auto s2r_copy_q = make_tiled_copy_A(typename Tr::SmemCopyAtom{}, mma);
   auto s2r_thr_q = s2r_copy_q.get_thread_slice(tidx);
@@ -174,8 +205,15 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   const int ldsm_q = SrcQ::thread_offset(s2r_thr_q, reinterpret_cast<Element*>(smem));
   const int ldsm_k = SrcK::thread_offset(s2r_thr_k, reinterpret_cast<Element*>(smem));
   const int ldsm_v = SrcVt::thread_offset(s2r_thr_v, reinterpret_cast<Element*>(smem));
+  if constexpr (Tr::kParkLoopState) {
+    kv_src[tidx] = LoopPark{raw_pointer_cast(tKgK(_, _, _, 0).data()), raw_pointer_cast(tVgV(_, _, _, 0).data()),
+                            ldsm_q, ldsm_k, ldsm_v, n_block_max - 1, {0.0f, 0.0f, 0.0f, 0.0f}};
+  } else {
+    kv_src[tidx] = KvSrc{raw_pointer_cast(tKgK(_, _, _, 0).data()), raw_pointer_cast(tVgV(_, _, _, 0).data())};
+  }
 
   constexpr int kRows = decltype(size<0>(rowcol_layout(acc_o.layout())))::value;
+  static_assert(!Tr::kParkLoopState || kRows <= 4, "LoopPark holds at most 4 row sums");
   OnlineSoftmax<kRows, 4, Tr::kSoftmaxPolicy> softmax;
   clear(acc_o);
   const float mult = p.score_log2_mult;
@@ -203,11 +241,18 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     Element* k_step = smem_step + Tr::kSmemQ + buf * 2 * Tr::kSmemKV;
     // The thread offsets must vary per step as far as ptxas can tell, or it hoists the XOR of every
     // copy out of the loop (an empty asm is no instruction in PTX, so laundering them alone does not
-    // do): zero = n_block >> 31 is 0 (n_block >= n_block_min >= 0), unknown to both compilers.
-    int zero = n_block;
-    asm volatile("" : "+r"(zero));
-    zero >>= 31;
-    const int off_q = ldsm_q | zero, off_k = ldsm_k | zero, off_v = ldsm_v | zero;
+    // do): zero = n_block >> 31 is 0 (n_block >= n_block_min >= 0), unknown to both compilers. With
+    // kParkLoopState they are read back from smem instead (no register across the loop).
+    int off_q, off_k, off_v;
+    if constexpr (Tr::kParkLoopState) {
+      const Park& me = parked(reinterpret_cast<const char*>(smem_step));
+      off_q = me.ldsm_q, off_k = me.ldsm_k, off_v = me.ldsm_v;
+    } else {
+      int zero = n_block;
+      asm volatile("" : "+r"(zero));
+      zero >>= 31;
+      off_q = ldsm_q | zero, off_k = ldsm_k | zero, off_v = ldsm_v | zero;
+    }
     const SrcQ tSsQ{smem_step, off_q};            // Q (BM, D)
     const SrcK tSsK{k_step, off_k};               // K (BN, D)
     const SrcVt tOsVt{k_step + Tr::kSmemKV, off_v};  // V^T (D, BN)
@@ -221,10 +266,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       __syncthreads();
       if (n_block > n_block_min) {
         const int next = (buf ^ 1) * 2 * size(sK);
-        const KvSrc src = reinterpret_cast<const KvSrc*>(reinterpret_cast<char*>(smem_step) + Tr::kSmemKvSrcOffset)[tidx];
+        const Park src = parked(reinterpret_cast<const char*>(smem_step));
         const int64_t n_prev = n_block - 1;
-        Tensor tKgK_prev = make_tensor(make_gmem_ptr(src.k + n_prev * kBlockN * p.k_row_stride), tKgK(_, _, _, 0).layout());
-        Tensor tVgV_prev = make_tensor(make_gmem_ptr(src.v + n_prev * kBlockN * p.v_row_stride), tVgV(_, _, _, 0).layout());
+        Tensor tKgK_prev = block_src(src.k + n_prev * kBlockN * p.k_row_stride, p.k_row_stride, tKgK);
+        Tensor tVgV_prev = block_src(src.v + n_prev * kBlockN * p.v_row_stride, p.v_row_stride, tVgV);
         // Block n_block - 1 is never the last key block (n_block <= n_block_max - 1), so all its
         // rows are in range: only padded head dims need a column predicate.
         copy_zfill_cols(gmem_copy, tKgK_prev, g2s.partition_D(make_tensor(sK.data() + next, sK.layout())), make_tKcK,
@@ -237,7 +282,19 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // RAW: K[n] (and Q) landed for every warp. WAR: every warp finished reading V[n+1] in the
       // previous step's P V before V[n] overwrites it.
       __syncthreads();
-      copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n0, p.head_dim_v);
+      if constexpr (Tr::kParkLoopState) {
+        // V[n] from the parked base, as K below (the partition of tVgV kept a 64-bit pointer and
+        // the predicate's coordinates live across the loop: spilled at d 64 / block_n 128). The
+        // first block's V, the only one that may reach past len_k, came with Q and K: the others
+        // are interior, so only padded head dims need a predicate.
+        const Park src = parked(reinterpret_cast<const char*>(smem_step));
+        if (n_block != src.first_block) {
+          copy_zfill_cols(gmem_copy, block_src(src.v + int64_t(n_block) * kBlockN * p.v_row_stride, p.v_row_stride, tVgV),
+                          tVsV, make_tKcK, p.head_dim_v, kHeadDim);
+        }
+      } else {
+        copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n0, p.head_dim_v);
+      }
       cp_async_fence();
     }
 
@@ -248,11 +305,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     // loop they were 8 registers live across it (spilled at d 128 / block_n 64).
     int m0_step = m0;
     asm volatile("" : "+r"(m0_step));
+    // With kParkLoopState so are the thread's (row, col) coordinates, from a fresh thread index
+    // (from tScS_rc, their thread offsets stayed live across the loop: spilled at d 64 / block_n 128).
+    Tensor tScS_rc_step = Tr::kParkLoopState ? coords(fresh_tid_x()) : tScS_rc;  // (rows, cols) -> (row, col)
     if constexpr (std::is_same_v<decltype(mask_tag), bool>) {
-      if (mask_tag) score_epilogue<kTransform, true>(scores, tScS_rc, p, m0_step, n0, len_q, len_k, slope);
-      else score_epilogue<kTransform, false>(scores, tScS_rc, p, m0_step, n0, len_q, len_k, slope);
+      if (mask_tag) score_epilogue<kTransform, true>(scores, tScS_rc_step, p, m0_step, n0, len_q, len_k, slope);
+      else score_epilogue<kTransform, false>(scores, tScS_rc_step, p, m0_step, n0, len_q, len_k, slope);
     } else if constexpr (kTransform || decltype(mask_tag)::value) {
-      score_epilogue<kTransform, decltype(mask_tag)::value>(scores, tScS_rc, p, m0_step, n0, len_q, len_k, slope);
+      score_epilogue<kTransform, decltype(mask_tag)::value>(scores, tScS_rc_step, p, m0_step, n0, len_q, len_k, slope);
     }
 
     if constexpr (kKvStages == 1) {
@@ -260,16 +320,27 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // RAW: V[n] landed. WAR: every warp finished reading K[n] in Q K^T before K[n-1] overwrites it.
       __syncthreads();
       if (n_block > n_block_min) {
-        const KvSrc src = reinterpret_cast<const KvSrc*>(reinterpret_cast<char*>(smem_step) + Tr::kSmemKvSrcOffset)[tidx];
-        Tensor tKgK_prev = make_tensor(make_gmem_ptr(src.k + int64_t(n_block - 1) * kBlockN * p.k_row_stride),
-                                       tKgK(_, _, _, 0).layout());
+        const Park src = parked(reinterpret_cast<const char*>(smem_step));
+        Tensor tKgK_prev = block_src(src.k + int64_t(n_block - 1) * kBlockN * p.k_row_stride, p.k_row_stride, tKgK);
         copy_zfill_cols(gmem_copy, tKgK_prev, tKsK, make_tKcK, p.head_dim, kHeadDim);  // an interior block
         cp_async_fence();
       }
     }
 
     Tensor acc_o_rc = make_tensor(acc_o.data(), rowcol_layout(acc_o.layout()));
+    // kParkLoopState: the row sums live in smem between steps (4 registers fewer across the
+    // products: at d 64 / block_n 128 they were what ptxas spilled).
+    if constexpr (Tr::kParkLoopState) {
+      const Park& park = parked(reinterpret_cast<const char*>(smem_step));
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) softmax.row_sum[r] = park.row_sum[r];
+    }
     softmax.update(scores, acc_o_rc, mult);
+    if constexpr (Tr::kParkLoopState) {
+      Park& park = parked(reinterpret_cast<const char*>(smem_step));
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) park.row_sum[r] = softmax.row_sum[r];
+    }
 
     Tensor rP = convert_to<Element>(acc_s);
     Tensor tOrP = make_tensor(rP.data(), acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_N / 2)
@@ -280,7 +351,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     copy_zfill(gmem_copy, tQgQ, tQsQ, tQcQ, len_q - m0, p.head_dim);
     int n_block = n_block_max - 1;
     copy_zfill(gmem_copy, tKgK(_, _, _, n_block), tKsK, tKcK, len_k - n_block * kBlockN, p.head_dim);
-    if constexpr (kKvStages == 2)
+    if constexpr (kKvStages == 2 || Tr::kParkLoopState)
       copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n_block * kBlockN, p.head_dim_v);
     cp_async_fence();
 
@@ -304,18 +375,41 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   }
 
   // --- epilogue: normalize, LSE, O through smem, 128-bit stores ---------------------------------
+  // With kParkLoopState the tile's coordinates, sequence and output pointer are derived again from
+  // a fresh block index (the values from the top, kept live across the main loop, were spilled at
+  // d 64 / block_n 128).
+  const int3 cta = Tr::kParkLoopState ? fresh_ctaid() : make_int3(blockIdx.x, head, batch);
+  const int e_m0 =
+      Tr::kParkLoopState ? (Tr::kReverseM ? static_cast<int>(gridDim.x) - 1 - cta.x : cta.x) * kBlockM : m0;
+  const int e_head = cta.y, e_batch = cta.z;
+  const int64_t e_q_row0 = !Tr::kParkLoopState ? q_row0 : varlen ? p.cu_seqlens_q[e_batch] : 0;
+  const int e_len_q = !Tr::kParkLoopState ? len_q
+                      : varlen            ? static_cast<int>(p.cu_seqlens_q[e_batch + 1] - e_q_row0)
+                                          : static_cast<int>(p.seqlen_q);
+  Element* e_o_ptr = !Tr::kParkLoopState ? o_ptr
+                     : static_cast<Element*>(p.out) + (varlen ? e_q_row0 * p.o_row_stride : e_batch * p.o_batch_stride) +
+                           e_head * p.o_head_stride;
+  Tensor e_gO = local_tile(
+      make_tensor(make_gmem_ptr(e_o_ptr), make_shape(e_len_q, Int<kHeadDim>{}), make_stride(p.o_row_stride, _1{})),
+      Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(e_m0 / kBlockM, 0));  // (BM, D)
+  if constexpr (Tr::kParkLoopState) {
+    const Park& park = parked(smem);
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) softmax.row_sum[r] = park.row_sum[r];
+  }
   float lse[kRows];
   Tensor acc_o_rc = make_tensor(acc_o.data(), rowcol_layout(acc_o.layout()));
   softmax.finalize(acc_o_rc, mult, lse);
 
   if (p.lse != nullptr) {
-    float* lse_ptr = p.lse + (varlen ? head * p.lse_head_stride + q_row0
-                                     : batch * p.lse_batch_stride + head * p.lse_head_stride);
-    if (get<1>(tScS_rc(0, 0)) == 0) {  // one lane of each quad owns the row
+    float* lse_ptr = p.lse + (varlen ? e_head * p.lse_head_stride + e_q_row0
+                                     : e_batch * p.lse_batch_stride + e_head * p.lse_head_stride);
+    Tensor tScS_rc_e = Tr::kParkLoopState ? coords(fresh_tid_x()) : tScS_rc;  // (rows, cols) -> (row, col)
+    if (get<1>(tScS_rc_e(0, 0)) == 0) {  // one lane of each quad owns the row
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
-        const int row = m0 + get<0>(tScS_rc(r, 0));
-        if (row < len_q) lse_ptr[row] = lse[r];
+        const int row = e_m0 + get<0>(tScS_rc_e(r, 0));
+        if (row < e_len_q) lse_ptr[row] = lse[r];
       }
     }
   }
@@ -332,12 +426,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   typename Tr::GmemCopyOut gmem_copy_o;
   auto s2g = gmem_copy_o.get_thread_slice(tidx);
   Tensor tOsO = s2g.partition_S(sO);  // (CPY, CPY_M, CPY_K)
-  Tensor tOgO = s2g.partition_D(gO);
+  Tensor tOgO = s2g.partition_D(e_gO);
   Tensor tOcO = s2g.partition_D(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
   Tensor tOrO = make_tensor<Element>(shape(tOgO));
   __syncthreads();  // RAW: the whole O tile is in smem before threads read rows other warps wrote
   copy(gmem_copy_o, tOsO, tOrO);
-  copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, len_q - m0, p.head_dim_v);
+  copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, e_len_q - e_m0, p.head_dim_v);
 }
 
 }  // namespace flashcute::sm80

@@ -21,6 +21,7 @@ struct FwdTraits {
   static constexpr int kKvStages = C.kv_stages;
   static constexpr bool kReverseM = C.reverse_m;
   static constexpr bool kFragPrefetch = C.frag_prefetch;
+  static constexpr bool kParkLoopState = C.park_loop_state;
   static constexpr SoftmaxPolicy kSoftmaxPolicy{0, 3, C.rescale_threshold};
   static_assert(kHeadDim % 32 == 0 && kBlockM % (16 * kWarps) == 0 && kBlockN % 16 == 0 &&
                     (kKvStages == 1 || kKvStages == 2), "bad tile config");
@@ -65,9 +66,11 @@ struct FwdTraits {
 
   static constexpr int kSmemQ = cute::cosize_v<SmemLayoutQ>;
   static constexpr int kSmemKV = cute::cosize_v<SmemLayoutKV>;
-  // Past the tiles: each thread's K and V gmem source pointers (fwd_kernel.cuh), 16 bytes per thread.
+  // Past the tiles: each thread's parked K/V sources (fwd_kernel.cuh's KvSrc, 16 bytes) or, with
+  // kParkLoopState, its parked loop state (LoopPark, 48 bytes).
+  static constexpr int64_t kSmemParkBytes = C.park_bytes();
   static constexpr int64_t kSmemKvSrcOffset = (kSmemQ + 2 * kKvStages * kSmemKV) * sizeof(Element);
-  static constexpr int64_t kSmemBytes = kSmemKvSrcOffset + kThreads * 16;
+  static constexpr int64_t kSmemBytes = kSmemKvSrcOffset + kThreads * kSmemParkBytes;
   static_assert(kSmemBytes == C.smem_bytes(), "tile_config.h's smem formula disagrees with the layouts");
 };
 

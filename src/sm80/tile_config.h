@@ -20,7 +20,7 @@
 #define FLASHCUTE_SM80_FWD_D128_FRAG_PREFETCH false
 #endif
 #ifndef FLASHCUTE_SM80_FWD_D64_BLOCK_N
-#define FLASHCUTE_SM80_FWD_D64_BLOCK_N 64
+#define FLASHCUTE_SM80_FWD_D64_BLOCK_N 128
 #endif
 #ifndef FLASHCUTE_SM80_FWD_D64_KV_STAGES
 #define FLASHCUTE_SM80_FWD_D64_KV_STAGES 1
@@ -49,12 +49,18 @@ struct FwdTileConfig {
   bool reverse_m = false;  // launch the query blocks last first (causal: longest CTAs in the first wave)
   bool frag_prefetch = true;  // products load k-slice i+1's operand fragments before slice i's MMAs
   int rescale_threshold = 0;  // softmax's lazy rescale (log2 units; 0 = off)
+  // The ldmatrix thread offsets and the softmax's row sums wait in smem between steps, and the mask
+  // and epilogue derive the thread's coordinates afresh (fwd_kernel.cuh): fewer registers live
+  // across the main loop, for the shapes that need them (elsewhere ptxas spent the freed registers
+  // differently and spilled a few bytes: d 128 on sm_90).
+  bool park_loop_state = false;
 
   constexpr int threads() const { return warps * 32; }
   // Q tile + kv_stages x (K tile + V tile), 16-bit elements; O is staged in Q's space at the end.
-  // Then 16 bytes per thread: its K and V gmem source pointers (fwd_kernel.cuh).
+  // Then park_bytes() per thread: its parked K and V sources (and loop state; fwd_kernel.cuh).
+  constexpr int64_t park_bytes() const { return park_loop_state ? 48 : 16; }
   constexpr int64_t smem_bytes() const {
-    return static_cast<int64_t>(block_m + 2 * kv_stages * block_n) * head_dim * 2 + threads() * 16;
+    return static_cast<int64_t>(block_m + 2 * kv_stages * block_n) * head_dim * 2 + threads() * park_bytes();
   }
 };
 
@@ -62,14 +68,17 @@ struct FwdTileConfig {
 // 2026-11-25); d 128 reaches FlashAttention-2's shape only through fwd_kernel.cuh's register
 // economies (see its row); see docs/perf-notes.md for the measurements behind each choice. Registers are ptxas's (sm_90 / sm_80) for bf16.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
-    // d 64: 32 rows per warp fits (255 / 255 regs) and ran 13-17% faster than 64x128 (H100). Two K/V
-    // stages (spill-free since the XOR addressing): -2% to -15% on 7 of 8 rows, with or without
-    // fragment prefetch. Query blocks in launch order (FA2's): +1.7% geometric mean over last first
-    // on bf16 2k-16k, +8% on causal 2k (H100, 2026-11-25, 3 processes per variant, within the
-    // method's noise; last first had measured +1-2% causal on the 2026-11-22 kernel). block_n 128
-    // (FA2's d 64 shape) still spills 56-104 bytes, also with S in two key slices.
+    // d 64: FlashAttention-2's shape, 128 x 128 with 32 rows per warp (254 / 253 regs, 0 spills on sm_90 /
+    // sm_80, 54 KB: 2 CTAs per SM). It fits since park_loop_state; before, it spilled 32-104 bytes. Over
+    // 128 x 64 (H200, 2026-11-26, bf16 2k-16k, 3 processes per variant, three A/Bs): median per row +10%,
+    // +8%, +2%, +5% non-causal, +1%, +13%, +2%, -2% causal, one A/B of the three flat; at ncu's locked
+    // base clock the two take the same time non-causal and 128 x 128 is 1-3% slower causal, so what the
+    // bench gains is clock under its power cap, if it is real (a guess, not measured; docs/perf-notes.md,
+    // "Session 15"). 32 rows per warp ran 13-17% faster than 64 rows per CTA (H100). Two K/V stages (at
+    // block_n 64): -2% to -15% on 7 of 8 rows. Query blocks in launch order (FA2's): +1.7% geometric mean
+    // over last first on bf16 2k-16k, +8% on causal 2k (H100, 2026-11-25, block_n 64).
     {64, false, 128, FLASHCUTE_SM80_FWD_D64_BLOCK_N, 4, FLASHCUTE_SM80_FWD_D64_KV_STAGES, FLASHCUTE_SM80_FWD_D64_REVERSE_M,
-     FLASHCUTE_SM80_FWD_D64_FRAG_PREFETCH},
+     FLASHCUTE_SM80_FWD_D64_FRAG_PREFETCH, 0, /*park_loop_state=*/true},
     // d 64 with softcap/ALiBi: the 128-row shape spills 412 bytes, 64x128 4-8 bytes; 64x64 fits
     // (215 / 211 regs).
     {64, true, 64, 64, 4},
