@@ -163,6 +163,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     return reinterpret_cast<Park*>(const_cast<char*>(smem_now) +
                                    Tr::kSmemKvSrcOffset)[Tr::kParkLoopState ? fresh_tid_x() : tidx];
   };
+  // The thread's (CPY, CPY_N, CPY_K) source partition of one K or V block from its parked base.
+  // kParkLoopState: its layout rebuilt per use from a laundered row stride (the layout of tKgK /
+  // tVgV holds its row step, a 64-bit multiple of the stride, which ptxas otherwise kept live across
+  // the loop: spilled at d 64 / block_n 128); else tXgX's layout, as before.
   auto block_src = [&](const Element* thread_base, int64_t row_stride, const auto& tXgX) {
     if constexpr (Tr::kParkLoopState) {
       asm volatile("" : "+l"(row_stride));
