@@ -23,7 +23,8 @@ OURS = "flashcute_sm80"
 
 
 def load_rounds(directory, name, peer):
-    """{(pass, d, causal, seqlen): [(ours / peer, ours TFLOP/s), one per round]}"""
+    """{(pass, d, causal, seqlen): [(ours / peer, ours TFLOP/s, ours MHz, peer MHz), one per round]}; the
+    clocks are the records' sm_clock_mhz (bench.py's NVML samples; None where a record has none)."""
     out = {}
     for path in sorted(glob.glob(os.path.join(directory, f"{name}-r*", "results.json"))):
         if not re.search(rf"{re.escape(name)}-r\d+$", os.path.dirname(path)):
@@ -33,19 +34,25 @@ def load_rounds(directory, name, peer):
         by_case = {}
         for r in records:
             if r["status"] == "ok" and r.get("tflops"):
-                by_case.setdefault((r["pass"], r["d"], r["causal"], r["seqlen"]), {})[r["impl"]] = r["tflops"]
+                by_case.setdefault((r["pass"], r["d"], r["causal"], r["seqlen"]), {})[r["impl"]] = r
         for key, t in by_case.items():
             if OURS in t and peer in t:
-                out.setdefault(key, []).append((t[OURS] / t[peer], t[OURS]))
+                ours, other = t[OURS], t[peer]
+                out.setdefault(key, []).append((ours["tflops"] / other["tflops"], ours["tflops"],
+                                                ours.get("sm_clock_mhz"), other.get("sm_clock_mhz")))
     return out
 
 
 def table(directory, names, peer):
     data = {n: load_rounds(directory, n, peer) for n in names}
     keys = sorted({k for d in data.values() for k in d}, key=lambda k: (k[0], k[1], k[2], k[3]))
+    # A clock column per variant (the median SM clock of ours / of the peer over rounds) where the
+    # records carry clocks.
+    clocks = any(v[2] is not None for d in data.values() for vals in d.values() for v in vals)
     head = ["pass", "d", "causal", "seqlen"]
     for i, n in enumerate(names):
-        head += [f"{n} / {peer}", f"{n} TFLOP/s"] + ([f"{n} / {names[0]}"] if i else [])
+        head += ([f"{n} / {peer}", f"{n} TFLOP/s"] + ([f"{n} MHz (ours / {peer})"] if clocks else []) +
+                 ([f"{n} / {names[0]}"] if i else []))
     body = []
     for k in keys:
         cells = [k[0], str(k[1]), "yes" if k[2] else "no", str(k[3])]
@@ -53,12 +60,16 @@ def table(directory, names, peer):
         for i, n in enumerate(names):
             vals = data[n].get(k, [])
             if not vals:
-                cells += ["–", "–"] + (["–"] if i else [])
+                cells += ["–", "–"] + (["–"] if clocks else []) + (["–"] if i else [])
                 continue
             ratios = [v[0] for v in vals]
             med = statistics.median(ratios)
             cells.append(f"{med:.3f} ({min(ratios):.2f}-{max(ratios):.2f}, n={len(ratios)})")
             cells.append(f"{statistics.median(v[1] for v in vals):.0f}")
+            if clocks:
+                mhz = [statistics.median(c) if c else None
+                       for c in ([v[2] for v in vals if v[2] is not None], [v[3] for v in vals if v[3] is not None])]
+                cells.append(" / ".join("–" if m is None else f"{m:.0f}" for m in mhz))
             if i == 0:
                 base = med
             else:

@@ -49,6 +49,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -96,6 +97,8 @@ def parse_args(argv=None):
     p.add_argument("--min-reps", type=int, default=5)
     p.add_argument("--max-reps", type=int, default=30)
     p.add_argument("--no-flush", action="store_true", help="do not flush L2 between timed calls")
+    p.add_argument("--no-clock-samples", action="store_true",
+                   help="do not sample the SM clock and power (NVML, a host thread) during timed segments")
     p.add_argument("--condition-ms", type=float, default=20.0,
                    help="before every timed segment, this much of a fixed bf16 GEMM load, so every implementation "
                    "starts from the same power state (0 = off)")
@@ -198,7 +201,9 @@ def environment(torch, flashcute, args, argv):
                    f"per round, order rotated and reversed in odd rounds); per round {args.warmup if args.rounds <= 1 else '1 (first round: ' + str(args.warmup) + ')'} "
                    f"warm-up calls and ~{args.rep_ms / max(1, args.rounds):.0f} ms of reps ({args.min_reps}-{args.max_reps}); "
                    f"L2 flush {'off' if args.no_flush else 'on'}; {args.condition_ms:g} ms of a fixed GEMM load before every timed segment; "
-                   "peak memory above the inputs in a separate call"),
+                   "peak memory above the inputs in a separate call"
+                   + ("" if args.no_clock_samples else "; SM clock and power sampled through NVML every 2 ms of each "
+                      "timed segment (sm_clock_mhz, power_w: medians over rounds, where NVML answers)")),
     }
     try:
         meta["git"] = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -373,12 +378,81 @@ def short(exc):
     return f"{type(exc).__name__}: {text[0][:240] if text else ''}"
 
 
+# ---- the clock a measurement ran at ------------------------------------------------------------------------
+def window_stats(samples, t0, t1):
+    """Mean SM clock (MHz) and board power (W) of the (host time, clock, power) samples taken inside
+    [t0, t1] (time.perf_counter seconds), with their count; None when no sample falls inside."""
+    inside = [s for s in samples if t0 <= s[0] <= t1]
+    if not inside:
+        return None
+    return {"clock_mhz": round(statistics.fmean(s[1] for s in inside)),
+            "power_w": round(statistics.fmean(s[2] for s in inside), 1), "samples": len(inside)}
+
+
+class GpuSampler:
+    """The SM clock and board power of one GPU, read through NVML by a host thread every `period_s`
+    while a timed segment runs, so that a record says at what clock it ran (under a power cap the
+    clock moves with the kernel: docs/perf-notes.md, session 15). Power is NVML's reading, which the
+    driver may average over a longer window than a segment. Inert (no samples) without pynvml."""
+
+    def __init__(self, index, period_s=0.002):
+        self.period_s = period_s
+        self.samples = []
+        self._thread = None
+        self._stop = threading.Event()
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+            self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            self._read()
+        except Exception:  # no pynvml, or NVML refuses: records carry no clock
+            self._nvml = None
+
+    @property
+    def available(self):
+        return self._nvml is not None
+
+    def _read(self):
+        n = self._nvml
+        return (time.perf_counter(), n.nvmlDeviceGetClockInfo(self._handle, n.NVML_CLOCK_SM),
+                n.nvmlDeviceGetPowerUsage(self._handle) / 1000.0)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                self.samples.append(self._read())
+            except Exception:
+                return
+            self._stop.wait(self.period_s)
+
+    def start(self):
+        if not self.available:
+            return
+        self.samples = []
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        """The samples since start() (an empty list when inert)."""
+        if self._thread is None:
+            return []
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        return self.samples
+
+
 # ---- one measurement --------------------------------------------------------------------------------------
 class Timer:
     def __init__(self, torch, args):
         self.torch, self.args = torch, args
         self.flush_buf = None if args.no_flush else torch.empty(256 << 20, dtype=torch.int8, device="cuda")
         self.load_calls = 0
+        self.sampler = None if args.no_clock_samples else GpuSampler(torch.cuda.current_device())
+        self.last_segment = None  # window_stats of the last timed segment (None: no samples)
         if args.condition_ms > 0:
             # The same tensor-core load before every timed segment: each implementation then starts from
             # the same power state instead of inheriting the one the previous implementation left.
@@ -413,6 +487,8 @@ class Timer:
         n = max(a.min_reps, min(a.max_reps, int(rep_ms / est)))
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        if self.sampler is not None:
+            self.sampler.start()
         if hasattr(torch.cuda, "_sleep"):
             torch.cuda._sleep(10_000_000)  # ~5 ms of GPU time: the CPU queues the first calls meanwhile
         self.condition()
@@ -423,6 +499,11 @@ class Timer:
             fn()
             ends[i].record()
         torch.cuda.synchronize()
+        t_end = time.perf_counter()
+        samples = self.sampler.stop() if self.sampler is not None else []
+        # The timed calls are the last starts[0] -> ends[-1] of GPU time before synchronize returned.
+        span_s = starts[0].elapsed_time(ends[-1]) / 1000.0
+        self.last_segment = window_stats(samples, t_end - span_s, t_end) if samples else None
         return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
     def median_ms(self, fn):
@@ -476,14 +557,17 @@ def run_pass(torch, prep, pass_name, timer):
     return ms, reps, peak, tensors
 
 
-def interleaved_times(timer, fns, rounds, ctx):
+def interleaved_times(timer, fns, rounds, ctx, segments=None):
     """{name: [[ms per timed call] per round]} over `rounds` rounds; each round times every implementation
     once, in an order rotated by one per round and reversed in odd rounds, with 1/rounds of the rep
     budget. The H100 here runs at its 700 W power limit on these kernels and its SM clock moves
     (1500-1980 MHz seen within one case), so timing one implementation after the other lets the clock
-    drift decide ratios; interleaving spreads it evenly."""
+    drift decide ratios; interleaving spreads it evenly. `segments`, when given, gets {name: [the
+    timer's last_segment per round]} (the clock each round ran at)."""
     names = list(fns)
     out = {n: [] for n in names}
+    if segments is not None:
+        segments.update({n: [] for n in names})
     for r in range(max(1, rounds)):
         order = names[r % len(names):] + names[:r % len(names)] if names else []
         if r % 2:
@@ -492,6 +576,8 @@ def interleaved_times(timer, fns, rounds, ctx):
             with ctx(n):
                 out[n].append(timer.times_ms(fns[n], rep_ms=timer.args.rep_ms / max(1, rounds),
                                              warmup=timer.args.warmup if r == 0 else 1))
+                if segments is not None:
+                    segments[n].append(timer.last_segment)
     return out
 
 
@@ -598,8 +684,9 @@ def measure_case(torch, impls, timer, case, passes, args, deadline, progress):
                     if rec["status"] == "oom":
                         torch.cuda.empty_cache()
         del ref
+        segments = {}
         try:
-            times = interleaved_times(timer, fns, args.rounds, lambda n: impls.context(n, p))
+            times = interleaved_times(timer, fns, args.rounds, lambda n: impls.context(n, p), segments)
         except Exception as exc:  # e.g. out of memory with every implementation's graph alive: time one by one
             log(f"interleaved timing failed ({short(exc)}); timing one implementation at a time")
             torch.cuda.empty_cache()
@@ -615,6 +702,7 @@ def measure_case(torch, impls, timer, case, passes, args, deadline, progress):
             recs[name].update(ms=statistics.median(t), reps=len(t),
                               round_ms=[round(statistics.median(r), 4) for r in per_round])
             recs[name]["tflops"] = grid.tflops(recs[name]["flops"], recs[name]["ms"])
+            recs[name].update(clock_fields(segments.get(name, [])))
         del fns, times
         records += recs.values()
         progress.step(len(recs))
@@ -622,6 +710,17 @@ def measure_case(torch, impls, timer, case, passes, args, deadline, progress):
     torch.cuda.empty_cache()
     flag_outliers(records)
     return records, stopped
+
+
+def clock_fields(segments):
+    """A record's clock fields from its rounds' window_stats (None where a round has no samples): the
+    median over rounds of the mean SM clock and power, and the per-round clocks; {} without samples."""
+    got = [s for s in segments if s]
+    if not got:
+        return {}
+    return {"sm_clock_mhz": round(statistics.median(s["clock_mhz"] for s in got)),
+            "power_w": round(statistics.median(s["power_w"] for s in got), 1),
+            "round_sm_clock_mhz": [s["clock_mhz"] if s else None for s in segments]}
 
 
 def flag_outliers(records):

@@ -308,3 +308,76 @@ def test_ab_cli_report_pairs_rounds(tmp_path):
     row = [line for line in text.splitlines() if "flashcute_sm90" in line][0]
     assert "1.100 (1.100-1.100)" in row
     assert "| 600.0 |" in row and "| 660.0 |" in row
+
+
+# ---- the clock a measurement ran at --------------------------------------------------------------------
+def test_window_stats_keeps_the_window():
+    bench = pytest.importorskip("bench")
+    samples = [(0.0, 1000, 300.0), (1.0, 1500, 500.0), (2.0, 1700, 700.0), (3.0, 1900, 100.0)]
+    got = bench.window_stats(samples, 0.5, 2.5)
+    assert got == {"clock_mhz": 1600, "power_w": 600.0, "samples": 2}
+    assert bench.window_stats(samples, 5.0, 6.0) is None
+    assert bench.window_stats([], 0.0, 1.0) is None
+
+
+def test_clock_fields_median_over_rounds():
+    bench = pytest.importorskip("bench")
+    segs = [{"clock_mhz": 1500, "power_w": 650.0, "samples": 10}, None,
+            {"clock_mhz": 1700, "power_w": 690.0, "samples": 12}, {"clock_mhz": 1980, "power_w": 400.0, "samples": 9}]
+    got = bench.clock_fields(segs)
+    assert got == {"sm_clock_mhz": 1700, "power_w": 650.0, "round_sm_clock_mhz": [1500, None, 1700, 1980]}
+    assert bench.clock_fields([None, None]) == {}
+    assert bench.clock_fields([]) == {}
+
+
+def test_gpu_sampler_is_inert_without_nvml(monkeypatch):
+    bench = pytest.importorskip("bench")
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
+    s = bench.GpuSampler(0)
+    assert not s.available
+    s.start()
+    assert s.stop() == []
+
+
+def test_gpu_sampler_thread_collects_samples(monkeypatch):
+    import time
+    import types
+
+    bench = pytest.importorskip("bench")
+    fake = types.SimpleNamespace(NVML_CLOCK_SM=0, nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=lambda i: i,
+                                 nvmlDeviceGetClockInfo=lambda h, kind: 1755,
+                                 nvmlDeviceGetPowerUsage=lambda h: 612_000)  # mW
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    s = bench.GpuSampler(0, period_s=0.001)
+    assert s.available
+    t0 = time.perf_counter()
+    s.start()
+    time.sleep(0.05)
+    samples = s.stop()
+    t1 = time.perf_counter()
+    assert len(samples) >= 5
+    assert bench.window_stats(samples, t0, t1) == {"clock_mhz": 1755, "power_w": 612.0, "samples": len(samples)}
+    assert s.stop() == []  # stopped: no thread left
+
+
+def test_ab_report_clock_columns(tmp_path):
+    import ab_report
+
+    def write(name, rnd, ours_t, peer_t, clocks):
+        d = tmp_path / f"{name}-r{rnd}"
+        d.mkdir()
+        base = dict(dtype="bf16", d=64, causal=False, seqlen=2048, batch=8, heads=32, status="ok")
+        recs = [dict(base, impl="flashcute_sm80", tflops=ours_t, **({"sm_clock_mhz": clocks[0]} if clocks else {})),
+                dict(base, impl="sdpa_flash", tflops=peer_t, **({"sm_clock_mhz": clocks[1]} if clocks else {}))]
+        for r in recs:
+            r["pass"] = "fwd"
+        (d / "results.json").write_text(json.dumps({"records": recs}))
+
+    write("a", 0, 300.0, 300.0, None)
+    write("b", 0, 330.0, 300.0, None)
+    plain = ab_report.table(str(tmp_path), ["a", "b"], "sdpa_flash")
+    assert "MHz" not in plain and "1.100" in plain
+    write("a", 1, 300.0, 300.0, (1600, 1650))
+    write("b", 1, 330.0, 300.0, (1800, 1700))
+    with_clock = ab_report.table(str(tmp_path), ["a", "b"], "sdpa_flash")
+    assert "a MHz (ours / sdpa_flash)" in with_clock and "1600 / 1650" in with_clock and "1800 / 1700" in with_clock
