@@ -262,7 +262,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     const SrcVt tOsVt{k_step + Tr::kSmemKV, off_v};  // V^T (D, BN)
     Tensor acc_s = partition_fragment_C(mma, Shape<Int<kBlockM>, Int<kBlockN>>{});  // (MMA, MMA_M, MMA_N)
     clear(acc_s);
-    cp_async_wait<0>();
+    if constexpr (kKvStages == 1 && Tr::kParkLoopState) {
+      // The first step: Q and K (the older group) only; its V, issued with them, may still fly.
+      if (n_block == parked(reinterpret_cast<const char*>(smem_step)).first_block) cp_async_wait<1>();
+      else cp_async_wait<0>();
+    } else {
+      cp_async_wait<0>();
+    }
     if constexpr (kKvStages == 2) {
       // RAW: K[n] and V[n] (and Q) landed for every warp. WAR: every warp finished the previous step,
       // the last reader of the other buffer, before K[n-1] and V[n-1] overwrite it; they have this
@@ -355,8 +361,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     copy_zfill(gmem_copy, tQgQ, tQsQ, tQcQ, len_q - m0, p.head_dim);
     int n_block = n_block_max - 1;
     copy_zfill(gmem_copy, tKgK(_, _, _, n_block), tKsK, tKcK, len_k - n_block * kBlockN, p.head_dim);
-    if constexpr (kKvStages == 2 || Tr::kParkLoopState)
+    if constexpr (kKvStages == 2) {
       copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n_block * kBlockN, p.head_dim_v);
+    } else if constexpr (Tr::kParkLoopState) {
+      // The first block's V in a group of its own, so that the first step waits for Q and K only and
+      // V lands during its Q K^T, as every later step's V does.
+      cp_async_fence();
+      copy_zfill(gmem_copy, tVgV(_, _, _, n_block), tVsV, tKcK, len_k - n_block * kBlockN, p.head_dim_v);
+    }
     cp_async_fence();
 
     // A block needs no mask when every row of the query block sees all of it: n0 >= last_begin
