@@ -389,11 +389,48 @@ def window_stats(samples, t0, t1):
             "power_w": round(statistics.fmean(s[2] for s in inside), 1), "samples": len(inside)}
 
 
+class _CtypesNvml:
+    """The four NVML calls GpuSampler makes, on libnvidia-ml through ctypes, with pynvml's names."""
+
+    NVML_CLOCK_SM = 1
+
+    def __init__(self):
+        import ctypes
+
+        self._c = ctypes
+        self._lib = ctypes.CDLL("libnvidia-ml.so.1")
+
+    def _check(self, rc, what):
+        if rc != 0:
+            raise RuntimeError(f"NVML {what} returned {rc}")
+
+    def nvmlInit(self):
+        self._check(self._lib.nvmlInit_v2(), "nvmlInit_v2")
+
+    def nvmlDeviceGetHandleByIndex(self, index):
+        handle = self._c.c_void_p()
+        self._check(self._lib.nvmlDeviceGetHandleByIndex_v2(self._c.c_uint(index), self._c.byref(handle)),
+                    "nvmlDeviceGetHandleByIndex_v2")
+        return handle
+
+    def nvmlDeviceGetClockInfo(self, handle, clock):
+        mhz = self._c.c_uint()
+        self._check(self._lib.nvmlDeviceGetClockInfo(handle, self._c.c_int(clock), self._c.byref(mhz)),
+                    "nvmlDeviceGetClockInfo")
+        return mhz.value
+
+    def nvmlDeviceGetPowerUsage(self, handle):
+        mw = self._c.c_uint()
+        self._check(self._lib.nvmlDeviceGetPowerUsage(handle, self._c.byref(mw)), "nvmlDeviceGetPowerUsage")
+        return mw.value
+
+
 class GpuSampler:
     """The SM clock and board power of one GPU, read through NVML by a host thread every `period_s`
     while a timed segment runs, so that a record says at what clock it ran (under a power cap the
     clock moves with the kernel: docs/perf-notes.md, session 15). Power is NVML's reading, which the
-    driver may average over a longer window than a segment. Inert (no samples) without pynvml."""
+    driver may average over a longer window than a segment. NVML through pynvml, else through ctypes;
+    inert (no samples) where neither answers."""
 
     def __init__(self, index, period_s=0.002):
         self.period_s = period_s
@@ -401,13 +438,15 @@ class GpuSampler:
         self._thread = None
         self._stop = threading.Event()
         try:
-            import pynvml
-
+            try:
+                import pynvml
+            except ImportError:  # the driver's library through ctypes
+                pynvml = _CtypesNvml()
             pynvml.nvmlInit()
             self._nvml = pynvml
             self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
             self._read()
-        except Exception:  # no pynvml, or NVML refuses: records carry no clock
+        except Exception:  # no NVML, or it refuses: records carry no clock
             self._nvml = None
 
     @property

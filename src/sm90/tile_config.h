@@ -137,6 +137,13 @@ constexpr int persistent_limit_choice(int measured) {
 #define FLASHCUTE_SM90_FWD_D128_BLOCK_N 128
 #endif
 // d 64: key rows per step.
+// K/V pipeline depth of the d 64 and d 128 rows (A/B switches; the rows' 2 measured below).
+#ifndef FLASHCUTE_SM90_FWD_D64_STAGES
+#define FLASHCUTE_SM90_FWD_D64_STAGES 2
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D128_STAGES
+#define FLASHCUTE_SM90_FWD_D128_STAGES 2
+#endif
 #ifndef FLASHCUTE_SM90_FWD_D64_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D64_BLOCK_N 128
 #endif
@@ -253,6 +260,11 @@ constexpr int dynamic_limit_choice(int measured) {
 //   kernel that ran these rows): given a workspace (dynamic) +10%, +5%, +2% at 4k, 8k, 16k keys;
 //   without one, on one CTA per tile, +0%, +0%, +5% (the static deal there: -9%, -21%, -20%, session
 //   13). Hence 16k at d 64.
+// - Three K/V stages (session 16, H100, bf16, scripts/ab-cli against two; FLASHCUTE_SM90_FWD_D64_STAGES
+//   / _D128_STAGES): d 128 0.89-0.96 at 512-4k keys (its persistent kernel no longer has room for
+//   O's own space: 224 KB of tiles) and within the noise at 8k-16k; d 64 0.96-1.02 on every row in a
+//   5-round A/B (a 3-round one read +2-5% causal, inside that run's ranges). Four at d 64: causal
+//   -4% to -16% (the masked kernel spilled 48 bytes). Two stay.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
@@ -260,7 +272,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, dynamic up to seqlen_k,
     //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k
     // 88 KB (+24 KB O, persistent)
-    {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D64_WGS,
+    {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0,
@@ -269,7 +281,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    {128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, 2, 2,  // 160 KB (+32 KB O, persistent)
+    {128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false),
      FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""GPU time of flashcute and of PyTorch SDPA's FlashAttention-2 per case, measured by ncu at a fixed
+clock, so that the comparison is of work per clock, free of the power cap's clock swings that move
+bench.py's ratios by several percent from run to run (its records carry the clock each ran at).
+
+    python3 bench/ncu_pairs.py --pass fwd,bwd --d 64,128 --seqlen 2048,4096,8192,16384 [--backend sm80]
+
+Runs itself once under ncu (`--clock-control base`: the GPU's base clock, locked; `none` leaves
+the clock to the GPU) with one profiler window over all cases. Every call of either implementation
+is timed (every kernel it launches, summed: the backward's preprocess and postprocess, and
+SDPA's zeroing of FA2's dQ accumulator, count), `--calls` times per case, between marker kernels
+(torch.cuda._sleep) that tell the cases and implementations apart. The backward's window holds the
+backward only (the forward runs before it). bf16; batch = 16384 / seqlen and heads = 2048 / d as
+in BENCHMARKING.md's grid. Prints a markdown table (mean microseconds per call, FA2 / ours).
+"""
+
+import argparse
+import csv
+import io
+import os
+import subprocess
+import sys
+
+MARKER = "spin_kernel"  # torch.cuda._sleep's kernel
+
+
+def cases(a):
+    for which in a.passes.split(","):
+        for d in (int(x) for x in a.d.split(",")):
+            for causal in (False, True):
+                for s in (int(x) for x in a.seqlen.split(",")):
+                    yield which, d, causal, s
+
+
+def inner(a):
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    import flashcute
+
+    torch.manual_seed(0)
+    for which, d, causal, s in cases(a):
+        batch, heads = 16384 // s, 2048 // d
+        shape = (batch, s, heads, d)
+        q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+        dout = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+        qt, kt, vt = (x.detach().transpose(1, 2).requires_grad_() for x in (q, k, v))
+        dt = dout.transpose(1, 2)
+
+        def ours_fwd():
+            with flashcute.use_backend(a.backend):
+                return flashcute.flash_attn_func(q, k, v, causal=causal)
+
+        def fa2_fwd():
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+
+        out_ours, out_fa2 = ours_fwd(), fa2_fwd()
+        if which == "fwd":
+            calls = {"ours": ours_fwd, "fa2": fa2_fwd}
+        else:
+            calls = {"ours": lambda: torch.autograd.grad(out_ours, (q, k, v), dout, retain_graph=True),
+                     "fa2": lambda: torch.autograd.grad(out_fa2, (qt, kt, vt), dt, retain_graph=True)}
+        for fn in calls.values():  # warm-up, outside the window
+            for _ in range(2):
+                fn()
+        torch.cuda.synchronize()
+        torch.cuda.cudart().cudaProfilerStart()
+        for fn in calls.values():
+            torch.cuda._sleep(1000)
+            for _ in range(a.calls):
+                fn()
+        torch.cuda._sleep(1000)
+        torch.cuda.synchronize()
+        torch.cuda.cudart().cudaProfilerStop()
+        del q, k, v, dout, qt, kt, vt, out_ours, out_fa2
+        torch.cuda.empty_cache()
+
+
+def kernel_times(csv_text):
+    """(kernel name, duration in us) per profiled kernel, in launch order, from ncu's raw CSV page."""
+    lines = [ln for ln in csv_text.splitlines() if ln.startswith('"')]
+    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    head = rows[0]
+    name_i, t_i = head.index("Kernel Name"), head.index("gpu__time_duration.sum")
+    body = rows[1:]
+    unit = "nsecond"
+    if body and not body[0][0].strip():  # the units row
+        unit, body = body[0][t_i], body[1:]
+    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[unit]
+    return [(r[name_i], float(r[t_i].replace(",", "")) * scale) for r in body]
+
+
+def table(a, times):
+    # Segments between markers: for each case, ours then FA2; the trailing marker closes the case.
+    segs, cur = [], None
+    for name, us in times:
+        if MARKER in name:
+            if cur is not None:
+                segs.append(cur)
+            cur = []
+        elif cur is not None:
+            cur.append(us)
+    out = [f"ncu --clock-control {a.clock}; mean GPU time per call of {a.calls} (every kernel of the call)", "",
+           "| pass | d | causal | seqlen | ours us | FA2 us | FA2 / ours |", "|---|---|---|---|---|---|---|"]
+    i = 0
+    for which, d, causal, s in cases(a):
+        ours, fa2 = segs[i] if i < len(segs) else [], segs[i + 1] if i + 1 < len(segs) else []
+        i += 2  # the marker after FA2's calls opens the next case's ours segment (a closing one stays empty)
+        if i < len(segs) and not segs[i]:
+            i += 1
+        to, tf = sum(ours) / a.calls, sum(fa2) / a.calls
+        ratio = f"{tf / to:.3f}" if to > 0 and tf > 0 else "n/a"
+        out.append(f"| {which} | {d} | {'yes' if causal else 'no'} | {s} | {to:.1f} | {tf:.1f} | {ratio} |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pass", dest="passes", default="fwd", help="fwd, bwd or fwd,bwd")
+    ap.add_argument("--d", default="64,128")
+    ap.add_argument("--seqlen", default="2048,4096,8192,16384")
+    ap.add_argument("--backend", default="sm80", help="flashcute forward path (auto, sm80, sm90)")
+    ap.add_argument("--calls", type=int, default=3, help="timed calls per implementation and case")
+    ap.add_argument("--clock", default="base", choices=("base", "none"), help="ncu --clock-control")
+    ap.add_argument("--ncu", default="ncu")
+    ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.inner:
+        inner(a)
+        return 0
+    cmd = [a.ncu, "--profile-from-start", "off", "--clock-control", a.clock, "--metrics", "gpu__time_duration.sum",
+           "--csv", "--page", "raw", sys.executable, os.path.abspath(__file__), "--inner", "--pass", a.passes,
+           "--d", a.d, "--seqlen", a.seqlen, "--backend", a.backend, "--calls", str(a.calls)]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.stderr.write(run.stdout[-4000:] + run.stderr[-4000:])
+        return run.returncode
+    print(table(a, kernel_times(run.stdout)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
