@@ -333,6 +333,12 @@ def test_clock_fields_median_over_rounds():
 def test_gpu_sampler_is_inert_without_nvml(monkeypatch):
     bench = pytest.importorskip("bench")
     monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
+
+    class NoLibrary:
+        def __init__(self):
+            raise OSError("libnvidia-ml.so.1: cannot open shared object file")
+
+    monkeypatch.setattr(bench, "_CtypesNvml", NoLibrary)  # nor is the driver's library there
     s = bench.GpuSampler(0)
     assert not s.available
     s.start()
@@ -360,6 +366,50 @@ def test_gpu_sampler_thread_collects_samples(monkeypatch):
     assert s.stop() == []  # stopped: no thread left
 
 
+def test_gpu_sampler_reads_nvml_through_ctypes(monkeypatch):
+    import ctypes
+    import time
+
+    bench = pytest.importorskip("bench")
+    calls = []
+
+    class FakeLib:  # libnvidia-ml's C entry points: results through the pointer arguments, 0 = success
+        def nvmlInit_v2(self):
+            calls.append("init")
+            return 0
+
+        def nvmlDeviceGetHandleByIndex_v2(self, index, handle):
+            handle._obj.value = 1000 + index.value
+            return 0
+
+        def nvmlDeviceGetClockInfo(self, handle, clock, mhz):
+            assert handle.value == 1003 and clock.value == 1  # NVML_CLOCK_SM
+            mhz._obj.value = 1830
+            return 0
+
+        def nvmlDeviceGetPowerUsage(self, handle, mw):
+            mw._obj.value = 655_500
+            return 0
+
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLib())
+    s = bench.GpuSampler(3, period_s=0.001)
+    assert s.available and calls == ["init"]
+    t0 = time.perf_counter()
+    s.start()
+    time.sleep(0.02)
+    samples = s.stop()
+    assert samples and bench.window_stats(samples, t0, time.perf_counter())["clock_mhz"] == 1830
+    assert samples[0][2] == 655.5
+
+    class Failing(FakeLib):
+        def nvmlInit_v2(self):
+            return 9  # NVML_ERROR_DRIVER_NOT_LOADED
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Failing())
+    assert not bench.GpuSampler(0).available
+
+
 def test_ab_report_clock_columns(tmp_path):
     import ab_report
 
@@ -381,3 +431,36 @@ def test_ab_report_clock_columns(tmp_path):
     write("b", 1, 330.0, 300.0, (1800, 1700))
     with_clock = ab_report.table(str(tmp_path), ["a", "b"], "sdpa_flash")
     assert "a MHz (ours / sdpa_flash)" in with_clock and "1600 / 1650" in with_clock and "1800 / 1700" in with_clock
+
+
+def test_ncu_pairs_table_from_csv():
+    import argparse
+
+    ncu_pairs = pytest.importorskip("ncu_pairs")
+    rows = ['"ID","Process ID","Kernel Name","gpu__time_duration.sum"', '"","","","usecond"']
+    n = 0
+
+    def k(name, t):
+        nonlocal n
+        rows.append(f'"{n}","1","{name}","{t:,}"')
+        n += 1
+
+    for case in range(4):  # what inner() launches per case: marker, ours x3, marker, FA2 x3 (+ a fill), marker
+        k("spin_kernel", 1)
+        for _ in range(3):
+            k("flashcute_prep", 10)
+            k("flashcute_main", 1000 + case)
+        k("spin_kernel", 1)
+        for _ in range(3):
+            k("flash_fwd_kernel", 1200 + case)
+        k("fill", 30)
+        k("spin_kernel", 1)
+    times = ncu_pairs.kernel_times("==PROF== Connected\n" + "\n".join(rows) + "\nprogram output\n")
+    assert len(times) == n and times[2] == ("flashcute_main", 1000.0)
+    a = argparse.Namespace(passes="fwd", d="64", seqlen="2048,4096", calls=3, clock="base")
+    lines = ncu_pairs.table(a, times).splitlines()
+    body = [ln for ln in lines if ln.startswith("| fwd")]
+    assert body == ["| fwd | 64 | no | 2048 | 1010.0 | 1210.0 | 1.198 |",
+                    "| fwd | 64 | no | 4096 | 1011.0 | 1211.0 | 1.198 |",
+                    "| fwd | 64 | yes | 2048 | 1012.0 | 1212.0 | 1.198 |",
+                    "| fwd | 64 | yes | 4096 | 1013.0 | 1213.0 | 1.197 |"]
