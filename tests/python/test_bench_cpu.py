@@ -464,3 +464,41 @@ def test_ncu_pairs_table_from_csv():
                     "| fwd | 64 | no | 4096 | 1011.0 | 1211.0 | 1.198 |",
                     "| fwd | 64 | yes | 2048 | 1012.0 | 1212.0 | 1.198 |",
                     "| fwd | 64 | yes | 4096 | 1013.0 | 1213.0 | 1.197 |"]
+
+
+def test_ab_steady_table_from_stand_in_binaries(tmp_path, monkeypatch):
+    import time
+
+    ab_steady = pytest.importorskip("ab_steady")
+    for name, tflops in (("base", 500.0), ("v2", 525.0)):
+        d = tmp_path / name
+        d.mkdir()
+        exe = d / "flashcute"
+        # `flashcute run`'s output; the arguments must name the case's shape
+        exe.write_text("#!/bin/sh\ncase \"$*\" in *'--d 128 --seqlen 8192 --batch 2 --heads 16'*) ;; *) exit 3;; esac\n"
+                       f"echo 'flashcute run: ...'\necho '  time 1.234 ms (median of 5), {tflops} TFLOP/s'\n")
+        exe.chmod(0o755)
+
+    class FakeSampler:  # NVML: one sample every 0.1 ms from start() to stop()
+        available = True
+
+        def __init__(self, index, period_s):
+            pass
+
+        def start(self):
+            self.t0 = time.perf_counter()
+
+        def stop(self):
+            t1 = time.perf_counter()
+            n = int((t1 - self.t0) / 1e-4) + 2
+            return [(self.t0 + i * (t1 - self.t0) / (n - 1), 1600, 690.0) for i in range(n)]
+
+    monkeypatch.setattr(ab_steady, "GpuSampler", FakeSampler)
+    out = tmp_path / "steady.md"
+    monkeypatch.setattr(sys, "argv", ["ab_steady", "--bin-dir", str(tmp_path), "--case", "128:no:8192",
+                                      "--rounds", "3", "--iters", "5", "--out", str(out)])
+    ab_steady.main()
+    rows = [ln for ln in out.read_text().splitlines() if ln.startswith("| 128")]
+    assert rows == ["| 128 | no | 8192 | 500.0 (1600, 690) | 525.0 (1600, 690) | 1.050 (1.050-1.050) |"]
+    with pytest.raises(Exception):
+        ab_steady.parse_case("128:maybe:8192")

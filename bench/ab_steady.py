@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""A/B of prebuilt `flashcute` binaries at the GPU's steady state under its power cap, with the SM
+clock and board power each ran at.
+
+bench.py and scripts/ab-cli time short segments (tens of launches), whose ratios move by several
+percent between runs of the same kernels on a power-capped H100 (docs/perf-notes.md, sessions 15 and
+16). Here every variant runs one case for thousands of back-to-back launches (`flashcute run --iters
+N`, seconds of work), long enough for the clock to settle where the power cap puts it, and is timed
+there; a host thread samples NVML (bench.py's GpuSampler) throughout, and each phase reports the
+mean clock and power over its last 60% (the input set-up and the clock's settling are behind). In
+session 16 two phases of the same kernel read 598.5 and 601.3 TFLOP/s (cuDNN 599.8 and 599.1).
+
+    python3 bench/ab_steady.py --bin-dir ab-bin --case 128:no:8192 --case 64:yes:4096 [--peer cudnn]
+
+Variants: the folders of --bin-dir holding a `flashcute` binary ("base" first, the reference of every
+ratio), run in a rotated order each round. --peer cudnn adds PyTorch SDPA's cuDNN backend on the
+same shape, timed the same way in this process (needs torch). Cases are D:CAUSAL(yes|no):SEQLEN
+with BENCHMARKING.md's batch = 16384 / seqlen and heads = 2048 / d, bf16 unless --dtype.
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import GpuSampler, window_stats  # noqa: E402
+
+TFLOPS = re.compile(r"time\s+([0-9.]+)\s+ms.*?([0-9.]+)\s+TFLOP/s")
+
+
+def parse_case(text):
+    d, causal, s = text.split(":")
+    if causal not in ("yes", "no"):
+        raise argparse.ArgumentTypeError(f"case {text}: CAUSAL is yes or no")
+    return int(d), causal == "yes", int(s)
+
+
+def variants_in(bin_dir):
+    names = sorted(n for n in os.listdir(bin_dir) if os.path.isfile(os.path.join(bin_dir, n, "flashcute")))
+    return (["base"] if "base" in names else []) + [n for n in names if n != "base"]
+
+
+def run_cli(binary, case, a):
+    """One phase of our kernel: (t0, t1, TFLOP/s) with host times around the process."""
+    d, causal, s = case
+    cmd = [binary, "run", "--d", str(d), "--seqlen", str(s), "--batch", str(16384 // s), "--heads",
+           str(2048 // d), "--dtype", a.dtype, "--iters", str(a.iters), "--check-heads", "0"]
+    if causal:
+        cmd.append("--causal")
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    t1 = time.perf_counter()
+    m = TFLOPS.search(out.stdout)
+    if out.returncode != 0 or not m:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stdout[-500:]}{out.stderr[-500:]}")
+    return t0, t1, float(m.group(2))
+
+
+def cudnn_runner(a):
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float16
+
+    def run(case):
+        d, causal, s = case
+        b, h = 16384 // s, 2048 // d
+        q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype) for _ in range(3))
+        t0 = time.perf_counter()
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            for _ in range(20):
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(a.iters):
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            end.record()
+            torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        ms = start.elapsed_time(end) / a.iters
+        flops = 4.0 * b * h * s * s * d / (2 if causal else 1)
+        return t0, t1, flops / (ms * 1e-3) / 1e12
+
+    return run
+
+
+def steady(samples, t0, t1):
+    """NVML means over the phase's last 60% (None without samples)."""
+    return window_stats(samples, t0 + 0.4 * (t1 - t0), t1)
+
+
+def report(a, cases, names, phases):
+    """phases: {(round, case, name): (tflops, stats or None)} -> markdown."""
+    base = names[0]
+    head = "| d | causal | seqlen | " + " | ".join(f"{n} TFLOP/s (MHz, W)" for n in names)
+    head += " | " + " | ".join(f"{n} / {base}" for n in names[1:]) + " |"
+    lines = [f"Steady state: {a.iters} launches per phase, {a.rounds} rounds, {a.dtype}; TFLOP/s and ratios are "
+             "medians over the rounds (ratios of the same round), clock and power NVML means over each "
+             "phase's last 60%, medians over the rounds.", "", head,
+             "|" + "---|" * (3 + len(names) + len(names) - 1)]
+    for case in cases:
+        d, causal, s = case
+        row = f"| {d} | {'yes' if causal else 'no'} | {s} |"
+        for n in names:
+            got = [phases[(r, case, n)] for r in range(a.rounds) if (r, case, n) in phases]
+            if not got:
+                row += " – |"
+                continue
+            tf = statistics.median(g[0] for g in got)
+            st = [g[1] for g in got if g[1]]
+            clock = f"{statistics.median(x['clock_mhz'] for x in st):.0f}" if st else "–"
+            power = f"{statistics.median(x['power_w'] for x in st):.0f}" if st else "–"
+            row += f" {tf:.1f} ({clock}, {power}) |"
+        for n in names[1:]:
+            rs = [phases[(r, case, n)][0] / phases[(r, case, base)][0] for r in range(a.rounds)
+                  if (r, case, n) in phases and (r, case, base) in phases]
+            row += f" {statistics.median(rs):.3f} ({min(rs):.3f}-{max(rs):.3f}) |" if rs else " – |"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin-dir", default="ab-bin", help="folders NAME/flashcute, one per variant")
+    ap.add_argument("--variants", default=None, help="comma list of folder names (default: all, base first)")
+    ap.add_argument("--case", action="append", type=parse_case, required=True, help="D:CAUSAL(yes|no):SEQLEN")
+    ap.add_argument("--iters", type=int, default=2500, help="launches per phase")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--dtype", default="bf16", choices=("bf16", "fp16"))
+    ap.add_argument("--peer", default="none", choices=("none", "cudnn"))
+    ap.add_argument("--out", default=None, help="also write the table here")
+    a = ap.parse_args()
+    names = a.variants.split(",") if a.variants else variants_in(a.bin_dir)
+    if not names:
+        sys.exit(f"ab_steady: no NAME/flashcute under {a.bin_dir}")
+    runners = {n: (lambda case, n=n: run_cli(os.path.join(a.bin_dir, n, "flashcute"), case, a)) for n in names}
+    if a.peer == "cudnn":
+        runners["cudnn"] = cudnn_runner(a)
+        names = names + ["cudnn"]
+    sampler = GpuSampler(0, period_s=0.01)
+    if not sampler.available:
+        print("ab_steady: NVML not available, no clock or power columns", file=sys.stderr)
+    phases, spans = {}, []
+    sampler.start()
+    try:
+        for r in range(a.rounds):
+            for case in a.case:
+                for j in range(len(names)):
+                    n = names[(j + r) % len(names)]
+                    t0, t1, tf = runners[n](case)
+                    spans.append((r, case, n, t0, t1, tf))
+                    print(f"ab_steady: round {r} {case} {n}: {tf:.1f} TFLOP/s", flush=True)
+    finally:
+        samples = sampler.stop()
+    for r, case, n, t0, t1, tf in spans:
+        phases[(r, case, n)] = (tf, steady(samples, t0, t1))
+    table = report(a, a.case, names, phases)
+    print(table)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
