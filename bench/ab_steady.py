@@ -4,18 +4,19 @@ clock and board power each ran at.
 
 bench.py and scripts/ab-cli time short segments (tens of launches), whose ratios move by several
 percent between runs of the same kernels on a power-capped H100 (docs/perf-notes.md, sessions 15 and
-16). Here every variant runs one case for thousands of back-to-back launches (`flashcute run --iters
-N`, seconds of work), long enough for the clock to settle where the power cap puts it, and is timed
-there; a host thread samples NVML (bench.py's GpuSampler) throughout, and each phase reports the
+16). Here every variant runs one case for thousands of back-to-back launches (`flashcute bench
+--iters N --no-flush`, seconds of work), long enough for the clock to settle where the power cap
+puts it; a host thread samples NVML (bench.py's GpuSampler) throughout, and each phase reports the
 mean clock and power over its last 60% (the input set-up and the clock's settling are behind). In
 session 16 two phases of the same kernel read 598.5 and 601.3 TFLOP/s (cuDNN 599.8 and 599.1).
 
     python3 bench/ab_steady.py --bin-dir ab-bin --case 128:no:8192 --case 64:yes:4096 [--peer cudnn]
+    python3 bench/ab_steady.py --pass bwd --backend sm80 --case 128:yes:4096 --peer fa2 --iters 500
 
 Variants: the folders of --bin-dir holding a `flashcute` binary ("base" first, the reference of every
-ratio), run in a rotated order each round. --peer cudnn adds PyTorch SDPA's cuDNN backend on the
-same shape, timed the same way in this process (needs torch). Cases are D:CAUSAL(yes|no):SEQLEN
-with BENCHMARKING.md's batch = 16384 / seqlen and heads = 2048 / d, bf16 unless --dtype.
+ratio), run in a rotated order each round. --peer adds PyTorch SDPA's cuDNN or FlashAttention-2
+backend on the same shape and pass, timed the same way in this process (needs torch). Cases are
+D:CAUSAL(yes|no):SEQLEN with BENCHMARKING.md's batch = 16384 / seqlen and heads = 2048 / d.
 """
 
 import argparse
@@ -29,7 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import GpuSampler, window_stats  # noqa: E402
 
-TFLOPS = re.compile(r"time\s+([0-9.]+)\s+ms.*?([0-9.]+)\s+TFLOP/s")
+TFLOPS = re.compile(r"([0-9.]+) ms\s+([0-9.]+) TFLOP/s")  # a `flashcute bench` result line
 
 
 def parse_case(text):
@@ -47,43 +48,51 @@ def variants_in(bin_dir):
 def run_cli(binary, case, a):
     """One phase of our kernel: (t0, t1, TFLOP/s) with host times around the process."""
     d, causal, s = case
-    cmd = [binary, "run", "--d", str(d), "--seqlen", str(s), "--batch", str(16384 // s), "--heads",
-           str(2048 // d), "--dtype", a.dtype, "--iters", str(a.iters), "--check-heads", "0"]
-    if causal:
-        cmd.append("--causal")
+    cmd = [binary, "bench", "--dtype", a.dtype, "--d", str(d), "--seqlen", str(s), "--causal",
+           "true" if causal else "false", "--pass", a.passes, "--backend", a.backend, "--warmup", "20",
+           "--iters", str(a.iters), "--no-flush"]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True)
     t1 = time.perf_counter()
-    m = TFLOPS.search(out.stdout)
-    if out.returncode != 0 or not m:
+    found = TFLOPS.findall(out.stdout)
+    if out.returncode != 0 or len(found) != 1:
         raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stdout[-500:]}{out.stderr[-500:]}")
-    return t0, t1, float(m.group(2))
+    return t0, t1, float(found[0][1])
 
 
-def cudnn_runner(a):
+def peer_runner(a):
+    """PyTorch SDPA's cuDNN or FlashAttention-2 backend, timed like a variant: (t0, t1, TFLOP/s)."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float16
+    backend = SDPBackend.CUDNN_ATTENTION if a.peer == "cudnn" else SDPBackend.FLASH_ATTENTION
 
     def run(case):
         d, causal, s = case
         b, h = 16384 // s, 2048 // d
-        q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype) for _ in range(3))
+        bwd = a.passes == "bwd"
+        q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype, requires_grad=bwd) for _ in range(3))
         t0 = time.perf_counter()
-        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        with sdpa_kernel(backend):
+            if bwd:
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                dout = torch.randn_like(out)
+                call = lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)  # noqa: E731
+            else:
+                call = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
             for _ in range(20):
-                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                call()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             for _ in range(a.iters):
-                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                call()
             end.record()
             torch.cuda.synchronize()
         t1 = time.perf_counter()
         ms = start.elapsed_time(end) / a.iters
-        flops = 4.0 * b * h * s * s * d / (2 if causal else 1)
+        flops = 4.0 * b * h * s * s * d / (2 if causal else 1) * (2.5 if bwd else 1.0)
         return t0, t1, flops / (ms * 1e-3) / 1e12
 
     return run
@@ -99,7 +108,7 @@ def report(a, cases, names, phases):
     base = names[0]
     head = "| d | causal | seqlen | " + " | ".join(f"{n} TFLOP/s (MHz, W)" for n in names)
     head += " | " + " | ".join(f"{n} / {base}" for n in names[1:]) + " |"
-    lines = [f"Steady state: {a.iters} launches per phase, {a.rounds} rounds, {a.dtype}; TFLOP/s and ratios are "
+    lines = [f"Steady state: {a.passes}, {a.dtype}, {a.iters} launches per phase, {a.rounds} rounds; TFLOP/s and ratios are "
              "medians over the rounds (ratios of the same round), clock and power NVML means over each "
              "phase's last 60%, medians over the rounds.", "", head,
              "|" + "---|" * (3 + len(names) + len(names) - 1)]
@@ -132,16 +141,18 @@ def main():
     ap.add_argument("--iters", type=int, default=2500, help="launches per phase")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--dtype", default="bf16", choices=("bf16", "fp16"))
-    ap.add_argument("--peer", default="none", choices=("none", "cudnn"))
+    ap.add_argument("--pass", dest="passes", default="fwd", choices=("fwd", "bwd"))
+    ap.add_argument("--backend", default="sm90", choices=("sm80", "sm90"), help="our forward path (bwd: sm80)")
+    ap.add_argument("--peer", default="none", choices=("none", "cudnn", "fa2"))
     ap.add_argument("--out", default=None, help="also write the table here")
     a = ap.parse_args()
     names = a.variants.split(",") if a.variants else variants_in(a.bin_dir)
     if not names:
         sys.exit(f"ab_steady: no NAME/flashcute under {a.bin_dir}")
     runners = {n: (lambda case, n=n: run_cli(os.path.join(a.bin_dir, n, "flashcute"), case, a)) for n in names}
-    if a.peer == "cudnn":
-        runners["cudnn"] = cudnn_runner(a)
-        names = names + ["cudnn"]
+    if a.peer != "none":
+        runners[a.peer] = peer_runner(a)
+        names = names + [a.peer]
     sampler = GpuSampler(0, period_s=0.01)
     if not sampler.available:
         print("ab_steady: NVML not available, no clock or power columns", file=sys.stderr)

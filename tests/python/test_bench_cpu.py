@@ -474,9 +474,10 @@ def test_ab_steady_table_from_stand_in_binaries(tmp_path, monkeypatch):
         d = tmp_path / name
         d.mkdir()
         exe = d / "flashcute"
-        # `flashcute run`'s output; the arguments must name the case's shape
-        exe.write_text("#!/bin/sh\ncase \"$*\" in *'--d 128 --seqlen 8192 --batch 2 --heads 16'*) ;; *) exit 3;; esac\n"
-                       f"echo 'flashcute run: ...'\necho '  time 1.234 ms (median of 5), {tflops} TFLOP/s'\n")
+        # `flashcute bench`'s output for one case; the arguments must name it
+        exe.write_text("#!/bin/sh\ncase \"$*\" in *'bench --dtype bf16 --d 128 --seqlen 8192 --causal false --pass fwd "
+                       "--backend sm90 --warmup 20 --iters 5 --no-flush'*) ;; *) exit 3;; esac\n"
+                       f"echo 'bf16 d128 causal s8192  fwd     flashcute_sm90     1.234 ms   {tflops} TFLOP/s'\n")
         exe.chmod(0o755)
 
     class FakeSampler:  # NVML: one sample every 0.1 ms from start() to stop()
