@@ -10,12 +10,13 @@ puts it; a host thread samples NVML (bench.py's GpuSampler) throughout, and each
 mean clock and power over its last 60% (the input set-up and the clock's settling are behind). In
 session 16 two phases of the same kernel read 598.5 and 601.3 TFLOP/s (cuDNN 599.8 and 599.1).
 
-    python3 bench/ab_steady.py --bin-dir ab-bin --case 128:no:8192 --case 64:yes:4096 [--peer cudnn]
-    python3 bench/ab_steady.py --pass bwd --backend sm80 --case 128:yes:4096 --peer fa2 --iters 500
+    python3 bench/ab_steady.py --bin-dir ab-bin --case 128:no:8192 --case 64:yes:4096 [--peer sdpa_cudnn]
+    python3 bench/ab_steady.py --pass bwd --backend sm80 --case 128:yes:4096 --peer sdpa_flash --iters 500
 
 Variants: the folders of --bin-dir holding a `flashcute` binary ("base" first, the reference of every
-ratio), run in a rotated order each round. --peer adds PyTorch SDPA's cuDNN or FlashAttention-2
-backend on the same shape and pass, timed the same way in this process (needs torch). Cases are
+ratio), run in a rotated order each round. --peer adds one of bench.py's implementations (SDPA's
+cuDNN or FlashAttention-2 backend, ...) on the same shape and pass, timed the same way in this
+process (needs torch). Cases are
 D:CAUSAL(yes|no):SEQLEN with BENCHMARKING.md's batch = 16384 / seqlen and heads = 2048 / d.
 """
 
@@ -28,7 +29,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import GpuSampler, window_stats  # noqa: E402
+from bench import GpuSampler, Impls, window_stats  # noqa: E402
+from bench_grid import pass_flops, shape_for, tflops  # noqa: E402
 
 TFLOPS = re.compile(r"([0-9.]+) ms\s+([0-9.]+) TFLOP/s")  # a `flashcute bench` result line
 
@@ -61,27 +63,28 @@ def run_cli(binary, case, a):
 
 
 def peer_runner(a):
-    """PyTorch SDPA's cuDNN or FlashAttention-2 backend, timed like a variant: (t0, t1, TFLOP/s)."""
+    """A peer of bench.py's (e.g. sdpa_cudnn, sdpa_flash) on the same shape and pass, bound and run in
+    its context as bench.py does, timed like a variant: (t0, t1, TFLOP/s)."""
     import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    impls = Impls(torch, None, [a.peer], no_flex=True)
+    if not impls.names:
+        sys.exit(f"ab_steady: {'; '.join(impls.notes)}")
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float16
-    backend = SDPBackend.CUDNN_ATTENTION if a.peer == "cudnn" else SDPBackend.FLASH_ATTENTION
 
     def run(case):
         d, causal, s = case
-        b, h = 16384 // s, 2048 // d
+        b, h = shape_for(s, d)
         bwd = a.passes == "bwd"
-        q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype, requires_grad=bwd) for _ in range(3))
+        q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype, requires_grad=bwd) for _ in range(3))
+        prep = impls.prepare(a.peer, q, k, v, torch.randn(b, s, h, d, device="cuda", dtype=dtype), causal)
         t0 = time.perf_counter()
-        with sdpa_kernel(backend):
+        with impls.context(a.peer, a.passes):
             if bwd:
-                out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                dout = torch.randn_like(out)
-                call = lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)  # noqa: E731
+                out = prep.call()
+                call = lambda: torch.autograd.grad(out, prep.leaves, prep.dout, retain_graph=True)  # noqa: E731
             else:
-                call = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+                call = prep.call
             for _ in range(20):
                 call()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -91,9 +94,8 @@ def peer_runner(a):
             end.record()
             torch.cuda.synchronize()
         t1 = time.perf_counter()
-        ms = start.elapsed_time(end) / a.iters
-        flops = 4.0 * b * h * s * s * d / (2 if causal else 1) * (2.5 if bwd else 1.0)
-        return t0, t1, flops / (ms * 1e-3) / 1e12
+        flops = pass_flops(dict(batch=b, heads=h, seqlen=s, d=d, causal=causal), a.passes)
+        return t0, t1, tflops(flops, start.elapsed_time(end) / a.iters)
 
     return run
 
@@ -143,7 +145,7 @@ def main():
     ap.add_argument("--dtype", default="bf16", choices=("bf16", "fp16"))
     ap.add_argument("--pass", dest="passes", default="fwd", choices=("fwd", "bwd"))
     ap.add_argument("--backend", default="sm90", choices=("sm80", "sm90"), help="our forward path (bwd: sm80)")
-    ap.add_argument("--peer", default="none", choices=("none", "cudnn", "fa2"))
+    ap.add_argument("--peer", default="none", help="none, or a bench.py implementation (sdpa_cudnn, sdpa_flash, ...)")
     ap.add_argument("--out", default=None, help="also write the table here")
     a = ap.parse_args()
     names = a.variants.split(",") if a.variants else variants_in(a.bin_dir)

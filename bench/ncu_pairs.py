@@ -6,9 +6,10 @@ bench.py's ratios by several percent from run to run (its records carry the cloc
     python3 bench/ncu_pairs.py --pass fwd,bwd --d 64,128 --seqlen 2048,4096,8192,16384 [--backend sm80]
 
 Runs itself once under ncu (`--clock-control base`: the GPU's base clock, locked; `none` leaves
-the clock to the GPU) with one profiler window over all cases. Every call of either implementation
-is timed (every kernel it launches, summed: the backward's preprocess and postprocess, and
-SDPA's zeroing of FA2's dQ accumulator, count), `--calls` times per case, between marker kernels
+the clock to the GPU) with one profiler window over all cases. Both are bound and called as bench.py
+does (its Impls: flashcute_sm80 / _sm90 and sdpa_flash). Every call of either is timed (every kernel
+it launches, summed: our backward's preprocess and postprocess count, as does whatever SDPA launches
+for FA2), `--calls` times per case, between marker kernels
 (torch.cuda._sleep) that tell the cases and implementations apart. The backward's window holds the
 backward only (the forward runs before it). bf16; batch = 16384 / seqlen and heads = 2048 / d as
 in BENCHMARKING.md's grid. Prints a markdown table (mean microseconds per call, FA2 / ours).
@@ -20,6 +21,8 @@ import io
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 MARKER = "spin_kernel"  # torch.cuda._sleep's kernel
 
@@ -34,47 +37,46 @@ def cases(a):
 
 def inner(a):
     import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
 
     import flashcute
+    from bench import Impls
+    from bench_grid import shape_for
 
+    names = [f"flashcute_{a.backend}", "sdpa_flash"]
+    impls = Impls(torch, flashcute, names, no_flex=True)
+    if impls.names != names:
+        sys.exit(f"ncu_pairs: {'; '.join(impls.notes)}")
     torch.manual_seed(0)
     for which, d, causal, s in cases(a):
-        batch, heads = 16384 // s, 2048 // d
-        shape = (batch, s, heads, d)
-        q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-        dout = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
-        qt, kt, vt = (x.detach().transpose(1, 2).requires_grad_() for x in (q, k, v))
-        dt = dout.transpose(1, 2)
-
-        def ours_fwd():
-            with flashcute.use_backend(a.backend):
-                return flashcute.flash_attn_func(q, k, v, causal=causal)
-
-        def fa2_fwd():
-            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
-
-        out_ours, out_fa2 = ours_fwd(), fa2_fwd()
-        if which == "fwd":
-            calls = {"ours": ours_fwd, "fa2": fa2_fwd}
-        else:
-            calls = {"ours": lambda: torch.autograd.grad(out_ours, (q, k, v), dout, retain_graph=True),
-                     "fa2": lambda: torch.autograd.grad(out_fa2, (qt, kt, vt), dt, retain_graph=True)}
-        for fn in calls.values():  # warm-up, outside the window
-            for _ in range(2):
-                fn()
+        b, h = shape_for(s, d)
+        q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+        dout = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+        calls = []
+        for name in names:  # bench.py's bindings, each called in its own context (the pinned path, SDPA's backend)
+            prep = impls.prepare(name, q, k, v, dout, causal)
+            with impls.context(name, which):
+                if which == "fwd":
+                    fn = prep.call
+                else:  # the forward runs here, outside the window; the window holds the backward only
+                    out = prep.call()
+                    fn = lambda out=out, prep=prep: torch.autograd.grad(out, prep.leaves, prep.dout,  # noqa: E731
+                                                                        retain_graph=True)
+            calls.append((name, fn))
+        for name, fn in calls:  # warm-up, outside the window
+            with impls.context(name, which):
+                for _ in range(2):
+                    fn()
         torch.cuda.synchronize()
         torch.cuda.cudart().cudaProfilerStart()
-        for fn in calls.values():
+        for name, fn in calls:
             torch.cuda._sleep(1000)
-            for _ in range(a.calls):
-                fn()
+            with impls.context(name, which):
+                for _ in range(a.calls):
+                    fn()
         torch.cuda._sleep(1000)
         torch.cuda.synchronize()
         torch.cuda.cudart().cudaProfilerStop()
-        del q, k, v, dout, qt, kt, vt, out_ours, out_fa2
+        del q, k, v, dout, calls
         torch.cuda.empty_cache()
 
 
@@ -121,7 +123,7 @@ def main():
     ap.add_argument("--pass", dest="passes", default="fwd", help="fwd, bwd or fwd,bwd")
     ap.add_argument("--d", default="64,128")
     ap.add_argument("--seqlen", default="2048,4096,8192,16384")
-    ap.add_argument("--backend", default="sm80", help="flashcute forward path (auto, sm80, sm90)")
+    ap.add_argument("--backend", default="sm80", choices=("sm80", "sm90"), help="flashcute forward path")
     ap.add_argument("--calls", type=int, default=3, help="timed calls per implementation and case")
     ap.add_argument("--clock", default="base", choices=("base", "none"), help="ncu --clock-control")
     ap.add_argument("--ncu", default="ncu")

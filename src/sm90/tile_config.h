@@ -136,7 +136,6 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D128_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D128_BLOCK_N 128
 #endif
-// d 64: key rows per step.
 // K/V pipeline depth of the d 64 and d 128 rows (A/B switches; the rows' 2 measured below).
 #ifndef FLASHCUTE_SM90_FWD_D64_STAGES
 #define FLASHCUTE_SM90_FWD_D64_STAGES 2
@@ -144,6 +143,7 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D128_STAGES
 #define FLASHCUTE_SM90_FWD_D128_STAGES 2
 #endif
+// d 64: key rows per step.
 #ifndef FLASHCUTE_SM90_FWD_D64_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D64_BLOCK_N 128
 #endif
