@@ -39,6 +39,10 @@ struct BwdParams : FwdParams {
   float* dv_accum = nullptr;    // GQA only (else null): (heads_q, total_k, head_dim_v) per-q-head dV
   int* dq_semaphore = nullptr;  // deterministic only: (batch, heads_q, semaphore_m_blocks) turn counters
   int semaphore_m_blocks = 0;   // counters per (batch, head): ceil(seqlen_q / kBwdMinBlockM)
+
+  // Set by the SM80 launcher (sm80/bwd.cuh): the main kernel's one-dimensional grid walks groups of
+  // this many (batch, q head) pairs, key blocks outermost within a group (bwd_kernel.cuh, bwd_cta).
+  int cta_group = 1;
 };
 
 }  // namespace flashcute

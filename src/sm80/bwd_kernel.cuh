@@ -203,6 +203,30 @@ __device__ __forceinline__ void bwd_gemm(const TiledMma& mma, Acc& acc, FragA& t
   }
 }
 
+// This CTA's (key block, q head, batch). The grid is one dimension, dispatched in index order: groups
+// of p.cta_group (batch, q head) pairs (head fastest), and within a group the first key block of every
+// pair, then the second, and so on. Under a causal mask (or a window) the key blocks near the start
+// see the most query blocks, so each group is a longest-first list: the long CTAs start early and the
+// short ones fill the tail of the last wave, where an order of one pair's key blocks after another
+// (FlashAttention-2's) leaves long CTAs starting last. The launcher sizes the groups so that the
+// pairs running at once keep their Q, dO and dQ accumulator in L2 (bwd.cuh). The deterministic mode's
+// waits point at smaller key blocks of the same pair: smaller indices, dispatched earlier.
+struct BwdCta {
+  int n_block, head, batch;
+};
+__device__ __forceinline__ BwdCta bwd_cta(const BwdParams& p, int n_blocks) {
+  const int idx = fresh_ctaid().x;
+  const int pairs = p.heads_q * p.batch;
+  const int per_group = p.cta_group * n_blocks;
+  const int group = idx / per_group;
+  const int in_group = idx - group * per_group;
+  const int group_pairs = min(p.cta_group, pairs - group * p.cta_group);  // the last group may be short
+  const int n_block = in_group / group_pairs;
+  const int pair = group * p.cta_group + (in_group - n_block * group_pairs);
+  const int batch = pair / p.heads_q;
+  return {n_block, pair - batch * p.heads_q, batch};
+}
+
 // Per-CTA scalars used inside and after the main loop, parked in shared memory (written once, read
 // where needed; bwd_tile_config.h counts kBwdScalarBytes). Kept in registers through the loop they
 // were what ptxas spilled whenever the products' operand fragments peaked.
@@ -219,6 +243,7 @@ struct BwdCtaScalars {
   // The walk over the query blocks: block of iteration it = m_first + it * m_dir; the blocks
   // [um_lo, um_hi) need no mask. Read per step, like the rest: live across the loop they spilled.
   int m_first, m_dir, um_lo, um_hi;
+  int n_block, head, batch;  // bwd_cta's decode, for the deterministic turn and the epilogue
 };
 static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's scalar area is too small");
 
@@ -233,9 +258,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   constexpr int kHeadDim = Tr::kHeadDim;
   constexpr int kStages = Tr::kStages;
 
-  const int n_block = blockIdx.x;
-  const int head = blockIdx.y;
-  const int batch = blockIdx.z;
+  const BwdCta cta = bwd_cta(p, (p.seqlen_k + kBlockN - 1) / kBlockN);
+  const int n_block = cta.n_block;
+  const int head = cta.head;
+  const int batch = cta.batch;
   const int tidx = threadIdx.x;
 
   // --- this CTA's sequence, keys and query blocks -------------------------------------------------
@@ -297,6 +323,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     sc.dq_acc = p.dq_accum + (head * p.dq_accum_rows + q_row0 + int64_t(batch) * kBlockM) * kHeadDim;
     sc.semaphores =
         p.deterministic ? p.dq_semaphore + (int64_t(batch) * p.heads_q + head) * p.semaphore_m_blocks : nullptr;
+    sc.n_block = n_block;
+    sc.head = head;
+    sc.batch = batch;
     sc.q_row_stride = p.q_row_stride;
     sc.do_row_stride = p.do_row_stride;
     sc.len_q = len_q;
@@ -547,9 +576,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
 
     // dQ += this key block's share. Deterministic mode: key blocks add in ascending order, each
     // waiting for the turn counter of this query block to reach its rank among the key blocks that
-    // see it (the first is begin(first row) / kBlockN). The blocks waited on have smaller
-    // blockIdx.x in the same (head, batch): launched earlier, they are resident or done, so the wait
-    // ends. The first slice's product is computed before the wait.
+    // see it (the first is begin(first row) / kBlockN). The blocks waited on are smaller key blocks
+    // of the same (head, batch), at smaller grid indices (bwd_cta): launched earlier, they are
+    // resident or done, so the wait ends. The first slice's product is computed before the wait.
     int* semaphore = nullptr;
     int turn = 0;
     // This query block's dQ tile in the workspace (bwd_traits.cuh, BwdDqTile): every reduction of a
@@ -573,7 +602,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         semaphore = sc.semaphores + m_block * (kBlockM / kBwdMinBlockM);
         int begin, end;  // the first key block that rows of this query block see: begin(first row) / kBlockN
         visible_key_range_i32(m0, len_q, len_k, p.window, &begin, &end);
-        turn = n_block - begin / kBlockN;
+        turn = sc.n_block - begin / kBlockN;
         if (tidx == 0) {
           while (ld_acquire_gpu(semaphore) != turn) {
           }
@@ -609,11 +638,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   for (int it = 0; it < m_count; ++it) step(it);
 
   // --- epilogue: dK (scaled) and dV -------------------------------------------------------------
-  // blockIdx and threadIdx re-read (utils.cuh's fresh_*), shadowing the values of the top: kept
-  // live from there, they were what ptxas spilled across the main loop.
+  // The CTA's coordinates re-read from the parked scalars and threadIdx afresh (utils.cuh's
+  // fresh_tid_x), shadowing the values of the top: kept live from there, they were what ptxas spilled
+  // across the main loop.
   {
-    const int3 cta = fresh_ctaid();
-    const int n_block = cta.x, head = cta.y, batch = cta.z, tidx = fresh_tid_x();
+    const int n_block = scalars->n_block, head = scalars->head, batch = scalars->batch, tidx = fresh_tid_x();
     const int n0 = n_block * kBlockN;
     const auto thr_dkv = mma_dkv.get_thread_slice(tidx);
     const int64_t k_row0_e = scalars->k_row0;

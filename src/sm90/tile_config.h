@@ -227,8 +227,10 @@ constexpr int dynamic_limit_choice(int measured) {
 // - Softmax (session 5, interleaved A/B of prebuilt binaries, 3 rounds, bf16, seqlen 1k/2k/8k):
 //   the lazy rescale (threshold 8) alone: d 128 +2-6%, d 256 -0.5% to +5%, d 64 -4% to +2%; with
 //   the fused FFMA exponent on top: d 64 +0-11% over the exact form (8k 497 -> 552), but at d 128 /
-//   d 256 no better than the threshold alone and 3% worse at d 256 1k (ranges apart), so fused is
-//   d 64's only (d 96 and d 192 follow d 128). FMA-unit exp2s at d 64 (1 in 8: -5-8% against the
+//   d 256 no better than the threshold alone and 3% worse at d 256 1k (ranges apart), so fused was
+//   d 64's only. Session 17 (bench/ab_steady.py: 2000 launches per phase at the power cap, 2 rounds)
+//   read d 128 +1.9% (1.008-1.029) non-causal 8k and +0.7% (1.002-1.011) causal 8k, and d 128 took
+//   it; d 96, d 192 and d 256 were not re-measured and keep the exact form. FMA-unit exp2s at d 64 (1 in 8: -5-8% against the
 //   fused form; 1 in 4: worse) and block_n_full 176 at d 128 (-2% to +1%) did not pay and stay off,
 //   as did the non-persistent kernel on the TileOrder grid with L2-sized groups for every problem
 //   (-1% to -7%; the switch was removed in session 11, after the measurement below).
@@ -283,7 +285,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
     {128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
-     wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false),
+     wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(true),
      FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
      block_n_masked_choice(0), masked_tile_group_choice(4)},
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
