@@ -41,7 +41,7 @@ struct BwdParams : FwdParams {
   int semaphore_m_blocks = 0;   // counters per (batch, head): ceil(seqlen_q / kBwdMinBlockM)
 
   // Set by the SM80 launcher (sm80/bwd.cuh): the main kernel's one-dimensional grid walks groups of
-  // this many (batch, q head) pairs, key blocks outermost within a group (bwd_kernel.cuh, bwd_cta).
+  // this many (batch, q head) pairs, key blocks outermost within a group (sm80/bwd_grid.h).
   int cta_group = 1;
 };
 

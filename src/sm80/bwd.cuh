@@ -1,32 +1,21 @@
 #pragma once
 // Host launcher of the SM80 backward for one KernelKey: preprocess (D, clear the dQ accumulator and
-// turn counters), main (a one-dimensional grid of key blocks x q heads x batch in bwd_kernel.cuh's
-// bwd_cta order, block = warps x 32, dynamic shared memory
-// from the tile config, raised above 48 KB by attribute), postprocess (dQ; dK/dV group sums under
-// GQA/MQA). All on one stream, in that order; nothing synchronizes.
+// turn counters), main (a one-dimensional grid of key blocks x q heads x batch in bwd_grid.h's
+// order, block = warps x 32, dynamic shared memory from the tile config, raised above 48 KB by
+// attribute), postprocess (dQ; dK/dV group sums under GQA/MQA). All on one stream, in that order;
+// nothing synchronizes.
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <string>
 
 #include "common/element.cuh"
 #include "sm80/bwd.h"
+#include "sm80/bwd_grid.h"
 #include "sm80/bwd_kernel.cuh"
 #include "sm80/bwd_prepost.cuh"
 
 namespace flashcute::sm80 {
-
-// (batch, q head) pairs per group of the main kernel's grid order (bwd_kernel.cuh, bwd_cta): the
-// largest power of two whose Q, dO (16-bit) and dQ accumulator (fp32), 8 bytes per element
-// together, fit 16 MiB, a third of an H100's L2 (40 MB on an A100). Measured against one pair's
-// key blocks after another in docs/perf-notes.md (session 17).
-inline int64_t bwd_cta_group(int64_t seqlen_q, int head_dim) {
-  const int64_t per_pair = std::max<int64_t>(1, seqlen_q) * head_dim * 8;
-  int64_t group = 1;
-  while (group * 2 * per_pair <= (int64_t(16) << 20)) group *= 2;
-  return group;
-}
 
 template <KernelKey K>
 Status Bwd<K>::run(const BwdParams& p, Stream stream, int64_t max_smem_optin) {
@@ -74,7 +63,7 @@ Status Bwd<K>::run(const BwdParams& p, Stream stream, int64_t max_smem_optin) {
       return Status::NotSupported("sm80 backward: key blocks x heads_q x batch = " +
                                   std::to_string(int64_t(n_blocks) * pairs) + " CTAs exceeds the grid limit 2^31 - 1");
     BwdParams main_p = p;
-    main_p.cta_group = static_cast<int>(std::min<int64_t>(bwd_cta_group(p.seqlen_q, K.head_dim), pairs));
+    main_p.cta_group = bwd_cta_group(p.seqlen_q, K.head_dim, pairs);
     kernel<<<static_cast<unsigned>(int64_t(n_blocks) * pairs), Traits::kThreads, kSmem, s>>>(main_p);
     if (Status st = launched("main"); !st.ok()) return st;
   }

@@ -28,6 +28,7 @@
 #include "common/bwd_params.h"
 #include "common/mask.h"
 #include "common/math.cuh"
+#include "sm80/bwd_grid.h"
 #include "sm80/bwd_traits.cuh"
 #include "sm80/utils.cuh"
 
@@ -203,30 +204,6 @@ __device__ __forceinline__ void bwd_gemm(const TiledMma& mma, Acc& acc, FragA& t
   }
 }
 
-// This CTA's (key block, q head, batch). The grid is one dimension, dispatched in index order: groups
-// of p.cta_group (batch, q head) pairs (head fastest), and within a group the first key block of every
-// pair, then the second, and so on. Under a causal mask (or a window) the key blocks near the start
-// see the most query blocks, so each group is a longest-first list: the long CTAs start early and the
-// short ones fill the tail of the last wave, where an order of one pair's key blocks after another
-// (FlashAttention-2's) leaves long CTAs starting last. The launcher sizes the groups so that the
-// pairs running at once keep their Q, dO and dQ accumulator in L2 (bwd.cuh). The deterministic mode's
-// waits point at smaller key blocks of the same pair: smaller indices, dispatched earlier.
-struct BwdCta {
-  int n_block, head, batch;
-};
-__device__ __forceinline__ BwdCta bwd_cta(const BwdParams& p, int n_blocks) {
-  const int idx = fresh_ctaid().x;
-  const int pairs = p.heads_q * p.batch;
-  const int per_group = p.cta_group * n_blocks;
-  const int group = idx / per_group;
-  const int in_group = idx - group * per_group;
-  const int group_pairs = min(p.cta_group, pairs - group * p.cta_group);  // the last group may be short
-  const int n_block = in_group / group_pairs;
-  const int pair = group * p.cta_group + (in_group - n_block * group_pairs);
-  const int batch = pair / p.heads_q;
-  return {n_block, pair - batch * p.heads_q, batch};
-}
-
 // Per-CTA scalars used inside and after the main loop, parked in shared memory (written once, read
 // where needed; bwd_tile_config.h counts kBwdScalarBytes). Kept in registers through the loop they
 // were what ptxas spilled whenever the products' operand fragments peaked.
@@ -243,7 +220,7 @@ struct BwdCtaScalars {
   // The walk over the query blocks: block of iteration it = m_first + it * m_dir; the blocks
   // [um_lo, um_hi) need no mask. Read per step, like the rest: live across the loop they spilled.
   int m_first, m_dir, um_lo, um_hi;
-  int n_block, head, batch;  // bwd_cta's decode, for the deterministic turn and the epilogue
+  int n_block, head, batch;  // bwd_grid.h's decode, for the epilogue
 };
 static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's scalar area is too small");
 
@@ -258,7 +235,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   constexpr int kHeadDim = Tr::kHeadDim;
   constexpr int kStages = Tr::kStages;
 
-  const BwdCta cta = bwd_cta(p, (p.seqlen_k + kBlockN - 1) / kBlockN);
+  const BwdCta cta =
+      bwd_cta(fresh_ctaid().x, p.heads_q, p.batch, p.cta_group, static_cast<int>((p.seqlen_k + kBlockN - 1) / kBlockN));
   const int n_block = cta.n_block;
   const int head = cta.head;
   const int batch = cta.batch;
@@ -577,7 +555,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     // dQ += this key block's share. Deterministic mode: key blocks add in ascending order, each
     // waiting for the turn counter of this query block to reach its rank among the key blocks that
     // see it (the first is begin(first row) / kBlockN). The blocks waited on are smaller key blocks
-    // of the same (head, batch), at smaller grid indices (bwd_cta): launched earlier, they are
+    // of the same (head, batch), at smaller grid indices (bwd_grid.h): launched earlier, they are
     // resident or done, so the wait ends. The first slice's product is computed before the wait.
     int* semaphore = nullptr;
     int turn = 0;
@@ -602,7 +580,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         semaphore = sc.semaphores + m_block * (kBlockM / kBwdMinBlockM);
         int begin, end;  // the first key block that rows of this query block see: begin(first row) / kBlockN
         visible_key_range_i32(m0, len_q, len_k, p.window, &begin, &end);
-        turn = sc.n_block - begin / kBlockN;
+        turn = n_block - begin / kBlockN;
         if (tidx == 0) {
           while (ld_acquire_gpu(semaphore) != turn) {
           }
