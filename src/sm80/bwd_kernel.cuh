@@ -220,7 +220,7 @@ struct BwdCtaScalars {
   // The walk over the query blocks: block of iteration it = m_first + it * m_dir; the blocks
   // [um_lo, um_hi) need no mask. Read per step, like the rest: live across the loop they spilled.
   int m_first, m_dir, um_lo, um_hi;
-  int n_block, head, batch;  // bwd_grid.h's decode, for the epilogue
+  int n_block, head, batch;  // bwd_grid.h's decode, for the epilogue (and d > 128's deterministic turn)
 };
 static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's scalar area is too small");
 
@@ -580,7 +580,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         semaphore = sc.semaphores + m_block * (kBlockM / kBwdMinBlockM);
         int begin, end;  // the first key block that rows of this query block see: begin(first row) / kBlockN
         visible_key_range_i32(m0, len_q, len_k, p.window, &begin, &end);
-        turn = n_block - begin / kBlockN;
+        // The key block from the top (kept live) or from the parked scalars: register allocation
+        // only, at the 255-register edge. The parked read spilled 20 bytes in d 64's sm_80 SASS, the
+        // live value 4 bytes in d 256's sm_90a SASS (nvcc 13.0); each form is 0 spills where used.
+        turn = (kHeadDim <= 128 ? n_block : sc.n_block) - begin / kBlockN;
         if (tidx == 0) {
           while (ld_acquire_gpu(semaphore) != turn) {
           }
