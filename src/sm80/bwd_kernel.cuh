@@ -1,5 +1,6 @@
 #pragma once
-// SM80 backward main kernel (FlashAttention-2 class): one CTA per (key block, q head, batch). K and V
+// SM80 backward main kernel (FlashAttention-2 class): one CTA per (key block, q head, batch), in the
+// grid order of bwd_grid.h (longest first within groups of (batch, q head) pairs). K and V
 // of the block stay in smem; the CTA walks the query blocks that see any of its keys, in ascending
 // order, with Q and dO (and the rows' LSE and D) double-buffered through cp.async: the next block's
 // loads fly during this block's five products (one buffer for d 256, where two do not fit an A100).
