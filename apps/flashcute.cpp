@@ -62,6 +62,7 @@ struct BenchOptions {
   int warmup = 3, iters = 10;
   bool flush = true;
   bool fwd_workspace = true;  // the forward's optional workspace (SM90: the dynamic tile scheduler)
+  bool deterministic = false;  // the backward's deterministic mode (bwd and fwd+bwd passes)
   uint64_t seed = 1;
   std::string csv, json;
 };
@@ -77,7 +78,7 @@ void usage(FILE* f) {
                "       flashcute bench [--dtype bf16,fp16] [--d 64,128,256] [--seqlen 512,...,16384]\n"
                "                     [--causal both|true|false] [--pass fwd,bwd,fwd+bwd] [--backend sm80,sm90]\n"
                "                     [--tokens N] [--hidden N] [--warmup N] [--iters N] [--no-flush] [--seed N]\n"
-               "                     [--fwd-workspace yes|no] [--csv PATH] [--json PATH]\n");
+               "                     [--fwd-workspace yes|no] [--deterministic yes|no] [--csv PATH] [--json PATH]\n");
 }
 
 const char* dtype_name(DType dt) { return dt == DType::kBFloat16 ? "bf16" : "fp16"; }
@@ -243,6 +244,8 @@ bool parse_bench(int argc, char** argv, BenchOptions* o) {
       }
     } else if (flag == "--fwd-workspace") {
       if (!parse_yes_no(flag, value, &o->fwd_workspace)) return false;
+    } else if (flag == "--deterministic") {
+      if (!parse_yes_no(flag, value, &o->deterministic)) return false;
     } else if (flag == "--csv") o->csv = value;
     else if (flag == "--json") o->json = value;
     else if (flag == "--d") {
@@ -603,7 +606,8 @@ bool write_bench_json(const std::string& path, const std::vector<BenchRecord>& r
                json_string(flashcute::build_config()).c_str(),
                json_string("CUDA events per launch, median of " + std::to_string(o.iters) + " after " +
                            std::to_string(o.warmup) + " warm-up launches; L2 flush " + (o.flush ? "on" : "off") +
-                           "; forward workspace " + (o.fwd_workspace ? "given" : "not given"))
+                           "; forward workspace " + (o.fwd_workspace ? "given" : "not given") +
+                           "; backward " + (o.deterministic ? "deterministic" : "default (atomic dQ adds)"))
                    .c_str(),
                json_string(argv).c_str());
   for (size_t i = 0; i < records.size(); ++i) {
@@ -676,6 +680,7 @@ int cmd_bench(const BenchOptions& o, const std::string& argv) {
           ba.dk = flashcute::make_tensor_4d(dk.get(), dt, batch, seqlen, heads, d);
           ba.dv = flashcute::make_tensor_4d(dv.get(), dt, batch, seqlen, heads, d);
           ba.options = fa.options;
+          ba.options.deterministic = o.deterministic;
           ba.stream = fa.stream;
           const double fwd_flops = attention_fwd_flops(batch, heads, seqlen, seqlen, d, d, causal);
           for (const Backend path : paths) {

@@ -14,7 +14,9 @@ session 16 two phases of the same kernel read 598.5 and 601.3 TFLOP/s (cuDNN 599
     python3 bench/ab_steady.py --pass bwd --backend sm80 --case 128:yes:4096 --peer sdpa_flash --iters 500
 
 Variants: the folders of --bin-dir holding a `flashcute` binary ("base" first, the reference of every
-ratio), run in a rotated order each round. --peer adds one of bench.py's implementations (SDPA's
+ratio), run in a rotated order each round; a folder's optional `args` file adds its words to that
+variant's `flashcute bench` command (the same binary with `--deterministic yes` in one folder measures
+the backward's deterministic mode against the default). --peer adds one of bench.py's implementations (SDPA's
 cuDNN or FlashAttention-2 backend, ...) on the same shape and pass, timed the same way in this
 process (needs torch). Cases are
 D:CAUSAL(yes|no):SEQLEN with BENCHMARKING.md's batch = 16384 / seqlen and heads = 2048 / d.
@@ -47,12 +49,22 @@ def variants_in(bin_dir):
     return (["base"] if "base" in names else []) + [n for n in names if n != "base"]
 
 
+def variant_args(folder):
+    """Extra `flashcute bench` arguments of a variant: the words of NAME/args where that file exists
+    (e.g. `--deterministic yes`, so that one binary in two folders compares two run-time modes)."""
+    path = os.path.join(folder, "args")
+    if not os.path.isfile(path):
+        return []
+    with open(path) as f:
+        return f.read().split()
+
+
 def run_cli(binary, case, a):
     """One phase of our kernel: (t0, t1, TFLOP/s) with host times around the process."""
     d, causal, s = case
     cmd = [binary, "bench", "--dtype", a.dtype, "--d", str(d), "--seqlen", str(s), "--causal",
            "true" if causal else "false", "--pass", a.passes, "--backend", a.backend, "--warmup", "20",
-           "--iters", str(a.iters), "--no-flush"]
+           "--iters", str(a.iters), "--no-flush"] + variant_args(os.path.dirname(binary))
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True)
     t1 = time.perf_counter()

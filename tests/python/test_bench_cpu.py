@@ -503,3 +503,40 @@ def test_ab_steady_table_from_stand_in_binaries(tmp_path, monkeypatch):
     assert rows == ["| 128 | no | 8192 | 500.0 (1600, 690) | 525.0 (1600, 690) | 1.050 (1.050-1.050) |"]
     with pytest.raises(Exception):
         ab_steady.parse_case("128:maybe:8192")
+
+
+def test_ab_steady_variant_args_file(tmp_path, monkeypatch):
+    """One binary in two folders; the second's `args` file adds `--deterministic yes` to its command."""
+    ab_steady = pytest.importorskip("ab_steady")
+    script = ("#!/bin/sh\ncase \"$*\" in *'--no-flush --deterministic yes') t=400.0;; *'--no-flush') t=500.0;; "
+              "*) exit 3;; esac\n"
+              "echo \"bf16 d64 full s2048  bwd     flashcute_sm80     1.000 ms   $t TFLOP/s\"\n")
+    for name in ("base", "det"):
+        d = tmp_path / name
+        d.mkdir()
+        exe = d / "flashcute"
+        exe.write_text(script)
+        exe.chmod(0o755)
+    (tmp_path / "det" / "args").write_text("--deterministic yes\n")
+    assert ab_steady.variant_args(str(tmp_path / "det")) == ["--deterministic", "yes"]
+    assert ab_steady.variant_args(str(tmp_path / "base")) == []
+
+    class NoSampler:
+        available = False
+
+        def __init__(self, index, period_s):
+            pass
+
+        def start(self):
+            pass
+
+        def stop(self):
+            return []
+
+    monkeypatch.setattr(ab_steady, "GpuSampler", NoSampler)
+    out = tmp_path / "steady.md"
+    monkeypatch.setattr(sys, "argv", ["ab_steady", "--bin-dir", str(tmp_path), "--case", "64:no:2048", "--pass", "bwd",
+                                      "--backend", "sm80", "--rounds", "2", "--iters", "5", "--out", str(out)])
+    ab_steady.main()
+    rows = [ln for ln in out.read_text().splitlines() if ln.startswith("| 64")]
+    assert rows == ["| 64 | no | 2048 | 500.0 (–, –) | 400.0 (–, –) | 0.800 (0.800-0.800) |"]
