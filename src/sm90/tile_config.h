@@ -230,8 +230,8 @@ constexpr int dynamic_limit_choice(int measured) {
 //   d 256 no better than the threshold alone and 3% worse at d 256 1k (ranges apart), so fused was
 //   d 64's only. Session 17 (bench/ab_steady.py: 2000 launches per phase at the power cap, 2 rounds)
 //   read d 128 +1.9% (1.008-1.029) non-causal 8k and +0.7% (1.002-1.011) causal 8k, and d 128 took
-//   it; d 96, d 192 and d 256 were not re-measured and keep the exact form. FMA-unit exp2s at d 64 (1 in 8: -5-8% against the
-//   fused form; 1 in 4: worse) and block_n_full 176 at d 128 (-2% to +1%) did not pay and stay off,
+//   it; d 96, d 192 and d 256 were not re-measured and keep the exact form. FMA-unit exp2s at d 64
+//   (1 in 8: -5-8% against the fused form; 1 in 4: worse) and block_n_full 176 at d 128 (-2% to +1%) did not pay and stay off,
 //   as did the non-persistent kernel on the TileOrder grid with L2-sized groups for every problem
 //   (-1% to -7%; the switch was removed in session 11, after the measurement below).
 // - Dynamic scheduler (session 9; given a workspace, TileOrder group 1, against the dispatch without
