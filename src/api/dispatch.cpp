@@ -65,7 +65,7 @@ const Entry<FwdFn> kFwd[] = {
 };
 
 // --- backward: bwd_sm80 -----------------------------------------------------------------------
-using BwdFn = Status (*)(const BwdParams&, Stream, int64_t);
+using BwdFn = Status (*)(const BwdParams&, Stream, int64_t, int);
 #define FC_KERNEL(arch, dtype, hdim, variant) \
   {FC_KEY(arch, dtype, hdim, variant), &sm80::Bwd<FC_KEY(arch, dtype, hdim, variant)>::run},
 const Entry<BwdFn> kBwd[] = {
@@ -95,7 +95,7 @@ Status dispatch_bwd(const KernelKey& key, const BwdParams& params, Stream stream
   BwdFn fn = nullptr;
   const Status s = lookup(kBwd, key, "backward", &fn);
   if (!s.ok()) return s;
-  return fn(params, stream, device.max_smem_per_block_optin);
+  return fn(params, stream, device.max_smem_per_block_optin, device.sm_count);
 }
 
 const BuildInfo& current_build() {

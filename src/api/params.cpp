@@ -48,6 +48,9 @@ void fill_bwd(const ProblemDesc& p, const Workspace& ws, BwdParams* b) {
   b->dv_accum = reinterpret_cast<float*>(at(w.dv_accum));
   b->dq_semaphore = reinterpret_cast<int*>(at(w.semaphore));
   b->semaphore_m_blocks = static_cast<int>(w.semaphore_m_blocks);
+  b->dkv_split = reinterpret_cast<float*>(at(w.dkv_split));
+  b->split_count = reinterpret_cast<int*>(at(w.split_count));
+  b->split_slots = b->dkv_split != nullptr ? static_cast<int>(w.split_slots) : 0;
 }
 
 }  // namespace

@@ -39,10 +39,18 @@ struct BwdParams : FwdParams {
   float* dv_accum = nullptr;    // GQA only (else null): (heads_q, total_k, head_dim_v) per-q-head dV
   int* dq_semaphore = nullptr;  // deterministic only: (batch, heads_q, semaphore_m_blocks) turn counters
   int semaphore_m_blocks = 0;   // counters per (batch, head): ceil(seqlen_q / kBwdMinBlockM)
+  float* dkv_split = nullptr;   // (split_slots, 2, block_n, bucket): the split units' dK and dV sums
+  int* split_count = nullptr;   // (split_slots): pieces of each split unit that have added theirs
+  int split_slots = 0;          // 0: this problem's grid is never split (sm80/bwd_workspace.h)
 
   // Set by the SM80 launcher (sm80/bwd.cuh): the main kernel's one-dimensional grid walks groups of
   // this many (batch, q head) pairs, key blocks outermost within a group (sm80/bwd_grid.h).
   int cta_group = 1;
+  // Set by the SM80 launcher: units [split_first, split_first + split_tail) of that grid run as
+  // split_pieces CTAs each (sm80/bwd_grid.h's bwd_split_plan); split_pieces 1 = no split.
+  int split_first = 0;
+  int split_tail = 0;
+  int split_pieces = 1;
 };
 
 }  // namespace flashcute

@@ -1,9 +1,9 @@
 #pragma once
 // Host launcher of the SM80 backward for one KernelKey: preprocess (D, clear the dQ accumulator and
 // turn counters), main (a one-dimensional grid of key blocks x q heads x batch in bwd_grid.h's
-// order, block = warps x 32, dynamic shared memory from the tile config, raised above 48 KB by
-// attribute), postprocess (dQ; dK/dV group sums under GQA/MQA). All on one stream, in that order;
-// nothing synchronizes.
+// order, its last wave possibly split, block = warps x 32, dynamic shared memory from the tile
+// config, raised above 48 KB by attribute), postprocess (dQ; dK/dV group sums under GQA/MQA). All
+// on one stream, in that order; nothing synchronizes.
 
 #include <cuda_runtime.h>
 
@@ -18,7 +18,7 @@
 namespace flashcute::sm80 {
 
 template <KernelKey K>
-Status Bwd<K>::run(const BwdParams& p, Stream stream, int64_t max_smem_optin) {
+Status Bwd<K>::run(const BwdParams& params, Stream stream, int64_t max_smem_optin, int sm_count) {
   static_assert(K.arch == Arch::kSm80, "sm80::Bwd instantiated with a non-SM80 key");
   constexpr BwdTileConfig kConfig = bwd_tile_config(K.head_dim);
   static_assert(kConfig.head_dim == K.head_dim, "no SM80 backward tile config for this head-dim bucket");
@@ -29,9 +29,9 @@ Status Bwd<K>::run(const BwdParams& p, Stream stream, int64_t max_smem_optin) {
     return Status::NotSupported("sm80 backward: head-dim bucket " + std::to_string(K.head_dim) + " needs " +
                                 std::to_string(kSmem) + " bytes of shared memory per block; this GPU allows " +
                                 std::to_string(max_smem_optin));
-  if (p.heads_q > 65535 || p.batch > 65535)
+  if (params.heads_q > 65535 || params.batch > 65535)
     return Status::NotSupported("sm80 backward: heads_q and batch must be <= 65535 (grid y/z limits)");
-  if (p.batch == 0) return Status::Ok();
+  if (params.batch == 0) return Status::Ok();
 
   const cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
   const auto launched = [](const char* what) {
@@ -42,6 +42,37 @@ Status Bwd<K>::run(const BwdParams& p, Stream stream, int64_t max_smem_optin) {
   };
   const auto blocks = [](int64_t n, int64_t per) { return static_cast<unsigned>((n + per - 1) / per); };
 
+  // The main kernel's grid (bwd_grid.h): its order, and the split of its last wave where the workspace
+  // has the slots for it (uniform work, not deterministic). Planned first: the preprocess clears the
+  // slots the plan uses.
+  const unsigned n_blocks = blocks(params.seqlen_k, kConfig.block_n);
+  auto kernel = params.transform_scores ? bwd_kernel<Traits, true> : bwd_kernel<Traits, false>;
+  if constexpr (kSmem > 48 * 1024) {
+    const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem));
+    if (err != cudaSuccess)
+      return Status::Cuda(std::string("sm80 backward: cudaFuncSetAttribute: ") + cudaGetErrorString(err));
+  }
+  const int64_t pairs = int64_t(params.heads_q) * params.batch;
+  const int64_t units = int64_t(n_blocks) * pairs;
+  BwdParams p = params;
+  p.cta_group = bwd_cta_group(params.seqlen_q, K.head_dim, pairs);
+  if (params.split_slots > 0 && !params.deterministic && units > 0) {
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Traits::kThreads, kSmem) != cudaSuccess) {
+      cudaGetLastError();  // no plan without the count; not an error of the call
+      per_sm = 0;
+    }
+    const BwdSplit split = bwd_split_plan(units, blocks(params.seqlen_q, kConfig.block_m), int64_t(sm_count) * per_sm,
+                                          params.split_slots);
+    p.split_first = static_cast<int>(units - split.tail);
+    p.split_tail = split.tail;
+    p.split_pieces = split.pieces;
+  }
+  const int64_t ctas = units + int64_t(p.split_tail) * (p.split_pieces - 1);
+  if (ctas > 0x7fffffff)
+    return Status::NotSupported("sm80 backward: key blocks x heads_q x batch = " + std::to_string(units) +
+                                " CTAs exceeds the grid limit 2^31 - 1");
+
   const unsigned q_row_blocks = blocks(p.seqlen_q, kBwdRowsPerCta);
   if (q_row_blocks > 0) {
     const dim3 grid(q_row_blocks, static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch));
@@ -49,22 +80,9 @@ Status Bwd<K>::run(const BwdParams& p, Stream stream, int64_t max_smem_optin) {
     if (Status st = launched("preprocess"); !st.ok()) return st;
   }
 
-  const unsigned n_blocks = blocks(p.seqlen_k, kConfig.block_n);
-  if (n_blocks > 0) {
+  if (ctas > 0) {
     // The plain kernel (no softcap, no ALiBi) carries only the raw forms of P and dS.
-    auto kernel = p.transform_scores ? bwd_kernel<Traits, true> : bwd_kernel<Traits, false>;
-    if constexpr (kSmem > 48 * 1024) {
-      const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem));
-      if (err != cudaSuccess)
-        return Status::Cuda(std::string("sm80 backward: cudaFuncSetAttribute: ") + cudaGetErrorString(err));
-    }
-    const int64_t pairs = int64_t(p.heads_q) * p.batch;
-    if (int64_t(n_blocks) * pairs > 0x7fffffff)
-      return Status::NotSupported("sm80 backward: key blocks x heads_q x batch = " +
-                                  std::to_string(int64_t(n_blocks) * pairs) + " CTAs exceeds the grid limit 2^31 - 1");
-    BwdParams main_p = p;
-    main_p.cta_group = bwd_cta_group(p.seqlen_q, K.head_dim, pairs);
-    kernel<<<static_cast<unsigned>(int64_t(n_blocks) * pairs), Traits::kThreads, kSmem, s>>>(main_p);
+    kernel<<<static_cast<unsigned>(ctas), Traits::kThreads, kSmem, s>>>(p);
     if (Status st = launched("main"); !st.ok()) return st;
   }
 

@@ -12,8 +12,8 @@ namespace flashcute::sm80 {
 template <KernelKey K>
 struct Bwd {
   // Launches preprocess, main and postprocess kernels on `stream`. `max_smem_optin` is the device's
-  // opt-in shared-memory limit per block.
-  static Status run(const BwdParams& params, Stream stream, int64_t max_smem_optin);
+  // opt-in shared-memory limit per block, `sm_count` its SMs (the main grid's split, bwd_grid.h).
+  static Status run(const BwdParams& params, Stream stream, int64_t max_smem_optin, int sm_count);
 };
 
 }  // namespace flashcute::sm80

@@ -11,6 +11,8 @@
 //   dV += P^T dO, dK += dS^T Q                (registers, the whole loop; transposing ldmatrix)
 //   dQ  = dS K -> fp32 reductions into the workspace (in column slices; deterministic mode: in
 //                 key-block order, one turn counter per query block)
+// Where bwd_grid.h splits the grid's last units, a piece walks a run of the unit's query blocks and
+// the last piece to finish writes the unit's dK and dV from the pieces' sums (bwd_merge_pieces).
 // S' is the forward's score transform (softcap, then ALiBi); as in the forward, a separate
 // instantiation (kTransform) carries it, so the plain kernel has only the raw forms of P and dS. Masks
 // are applied only to the query blocks a row boundary crosses (decided once per block), with the
@@ -222,8 +224,55 @@ struct BwdCtaScalars {
   // [um_lo, um_hi) need no mask. Read per step, like the rest: live across the loop they spilled.
   int m_first, m_dir, um_lo, um_hi;
   int n_block, head, batch;  // bwd_grid.h's decode, for the epilogue (and d > 128's deterministic turn)
+  int merge_last;            // a split unit's piece: whether it arrived last (bwd_merge_pieces)
 };
 static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's scalar area is too small");
+
+// A piece of a split unit (bwd_grid.h): adds its dK and dV (unscaled) into the unit's fp32 slot of the
+// workspace, each thread its fragments in BwdDqTile's order (element i of thread t at
+// (i / V) * threads * V + t * V + i % V: whole 128-byte lines per warp-wide reduction), then counts
+// itself in. Returns false for every piece but the last to arrive, which gets the unit's sums back
+// in acc_dk / acc_dv (the same thread holds the same elements in every piece: one TiledMma
+// partition) and goes on to the epilogue of a whole unit. The pattern of CUDA's threadFenceReduction
+// sample: the adds, a gpu-scope fence, the barrier, one counter add per CTA; then a fence and L2 reads.
+template <class Tr, class Acc>
+__device__ __forceinline__ bool bwd_merge_pieces(const BwdParams& p, int slot, Acc& acc_dk, Acc& acc_dv, int tidx,
+                                                 int* last) {
+  constexpr int kFloats = Tr::kBlockN * Tr::kHeadDim;  // of dK, and of dV
+  constexpr int kFrag = decltype(cute::size(acc_dk))::value;
+  constexpr int V = kDqAccumVec;
+  static_assert(kFrag * Tr::kThreads == kFloats && kFrag % V == 0, "dK/dV fragments disagree with the slot");
+  float* const dk_slot = p.dkv_split + int64_t(slot) * (2 * kFloats);
+  float* const dv_slot = dk_slot + kFloats;
+  const auto at = [tidx](int i) { return (i / V) * (Tr::kThreads * V) + tidx * V + i % V; };
+  CUTE_UNROLL
+  for (int i = 0; i < kFrag; i += V) {
+    float a[V], b[V];
+    CUTE_UNROLL
+    for (int j = 0; j < V; ++j) a[j] = acc_dk(i + j), b[j] = acc_dv(i + j);
+    dq_accum_add(dk_slot + at(i), a);
+    dq_accum_add(dv_slot + at(i), b);
+  }
+  __threadfence();
+  __syncthreads();
+  if (tidx == 0) *last = atomicAdd(p.split_count + slot, 1) == p.split_pieces - 1;
+  __syncthreads();
+  if (!*last) return false;
+  __threadfence();
+  CUTE_UNROLL
+  for (int i = 0; i < kFrag; i += V) {
+    if constexpr (V == 4) {
+      const float4 a = __ldcg(reinterpret_cast<const float4*>(dk_slot + at(i)));
+      const float4 b = __ldcg(reinterpret_cast<const float4*>(dv_slot + at(i)));
+      acc_dk(i) = a.x, acc_dk(i + 1) = a.y, acc_dk(i + 2) = a.z, acc_dk(i + 3) = a.w;
+      acc_dv(i) = b.x, acc_dv(i + 1) = b.y, acc_dv(i + 2) = b.z, acc_dv(i + 3) = b.w;
+    } else {
+      CUTE_UNROLL
+      for (int j = 0; j < V; ++j) acc_dk(i + j) = __ldcg(dk_slot + at(i + j)), acc_dv(i + j) = __ldcg(dv_slot + at(i + j));
+    }
+  }
+  return true;
+}
 
 // kTransform: softcap or ALiBi is on. A separate instantiation keeps the transformed forms of P and
 // dS (and their registers) out of the plain kernel, which then inlines only raw x {masked, unmasked}.
@@ -236,8 +285,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   constexpr int kHeadDim = Tr::kHeadDim;
   constexpr int kStages = Tr::kStages;
 
+  // A split unit's piece (bwd_grid.h) walks its share of the unit's query blocks.
+  const BwdUnitPiece unit = bwd_split_cta(fresh_ctaid().x, p.split_first, p.split_pieces);
   const BwdCta cta =
-      bwd_cta(fresh_ctaid().x, p.heads_q, p.batch, p.cta_group, static_cast<int>((p.seqlen_k + kBlockN - 1) / kBlockN));
+      bwd_cta(unit.unit, p.heads_q, p.batch, p.cta_group, static_cast<int>((p.seqlen_k + kBlockN - 1) / kBlockN));
   const int n_block = cta.n_block;
   const int head = cta.head;
   const int batch = cta.batch;
@@ -256,8 +307,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
 
   int64_t row_lo, row_hi;
   bwd_visible_rows(n0, n0 + kBlockN, len_q, len_k, p.window, &row_lo, &row_hi);
-  const int m_begin = static_cast<int>(row_lo / kBlockM);
-  const int m_end = row_hi > row_lo ? static_cast<int>((row_hi + kBlockM - 1) / kBlockM) : m_begin;
+  int m_begin = static_cast<int>(row_lo / kBlockM);
+  int m_end = row_hi > row_lo ? static_cast<int>((row_hi + kBlockM - 1) / kBlockM) : m_begin;
+  if (unit.piece >= 0) bwd_piece_range(m_begin, m_end, unit.piece, p.split_pieces, &m_begin, &m_end);
 
   const auto at = [&](const void* base, int64_t batch_stride, int64_t row_stride, int64_t head_stride, int h,
                       int64_t row0) {
@@ -630,6 +682,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     const int64_t k_row0_e = scalars->k_row0;
     const int len_k_e = scalars->len_k;
     const int rows_k = len_k_e - n0;
+    if (p.split_pieces > 1) {
+      const BwdUnitPiece piece = bwd_split_cta(fresh_ctaid().x, p.split_first, p.split_pieces);
+      if (piece.piece >= 0 &&
+          !bwd_merge_pieces<Tr>(p, piece.unit - p.split_first, acc_dk, acc_dv, tidx, &scalars->merge_last))
+        return;  // another piece of this unit arrives later and writes it
+    }
     CUTE_UNROLL
     for (int i = 0; i < size(acc_dk); ++i) acc_dk(i) *= p.softmax_scale;
     if (p.dk_accum == nullptr) {

@@ -2,7 +2,8 @@
 // The backward's row-wise kernels around the main one (bwd_kernel.cuh):
 //   preprocess   D = rowsum(dO * O) in fp32 per (row, q head) and the LSE in log2 units (+inf for a
 //                row that sees no key, so that its P is exactly 0); clears the fp32 dQ tiles and,
-//                in deterministic mode, the per-query-block turn counters. D is computed with the
+//                in deterministic mode, the per-query-block turn counters (and the split units'
+//                dK/dV slots and counters, bwd_grid.h). D is computed with the
 //                main kernel's MMA atom in its k order (bwd_rowsum_do_o), so that dP - D cancels
 //                exactly where it should
 //   postprocess  dQ tiles (bwd_traits.cuh's BwdDqTile order) * softmax_scale -> dq (input dtype,
@@ -191,6 +192,15 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __
     const int64_t n = tile_rows * (Tr::kHeadDim / 4);
     for (int64_t v = int64_t(blockIdx.x) * kBwdRowThreads + threadIdx.x; v < n; v += int64_t(gridDim.x) * kBwdRowThreads)
       dq[v] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+  // The split units' dK/dV slots and counters (bwd_grid.h), spread over the whole grid.
+  if (p.split_tail > 0) {
+    const int64_t cta = blockIdx.x + int64_t(gridDim.x) * (blockIdx.y + int64_t(gridDim.y) * blockIdx.z);
+    const int64_t stride = int64_t(gridDim.x) * gridDim.y * gridDim.z * kBwdRowThreads;
+    float4* slots = reinterpret_cast<float4*>(p.dkv_split);
+    const int64_t n = int64_t(p.split_tail) * (2 * Tr::kBlockN * Tr::kHeadDim / 4);
+    for (int64_t v = cta * kBwdRowThreads + threadIdx.x; v < n; v += stride) slots[v] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int64_t v = cta * kBwdRowThreads + threadIdx.x; v < p.split_tail; v += stride) p.split_count[v] = 0;
   }
   const int64_t r0 = int64_t(blockIdx.x) * kBwdRowsPerCta;
   if (r0 >= s.len) return;

@@ -13,6 +13,10 @@
 //   semaphore  int32 (batch, heads_q, ceil(seqlen_q / kBwdMinBlockM))
 //                                               deterministic only: per query block, how many key
 //                                               blocks have added their dQ so far
+//   dkv_split  (split_slots, 2, block_n, bucket) where bwd_split_eligible: the split units' dK and dV
+//                                               sums, each in the order of the dK/dV fragments
+//                                               (bwd_grid.h, bwd_kernel.cuh); cleared by the preprocess
+//   split_count int32 (split_slots)             how many pieces of each split unit have added theirs
 // total_q / total_k: batch * seqlen (dense) or the rows of the varlen tensors; seqlen_q is
 // max_seqlen_q for varlen. Rows are not padded (every kernel predicates its rows), except in
 // dq_accum: bucket = the backward kernel's head-dim bucket, and sequence b's tiles start at row
@@ -23,6 +27,7 @@
 #include <cstdint>
 
 #include "api/problem.h"
+#include "sm80/bwd_grid.h"
 #include "sm80/bwd_tile_config.h"
 
 namespace flashcute::sm80 {
@@ -38,8 +43,17 @@ struct BwdWorkspaceLayout {
   size_t semaphore = kNone;
   int64_t dq_rows = 0;  // rows of dq_accum per q head
   int64_t semaphore_m_blocks = 0;
-  size_t bytes = 0;  // total
+  size_t dkv_split = kNone;
+  size_t split_count = kNone;
+  int64_t split_slots = 0;  // split units the workspace has room for (0: the grid is never split)
+  size_t bytes = 0;         // total
 };
+
+// Whether the main kernel's last wave may be split (bwd_grid.h): every CTA then has the same work
+// (no mask but the sequence ends, fixed lengths) and the mode allows atomics.
+inline bool bwd_split_eligible(const ProblemDesc& p) {
+  return !p.deterministic && !p.varlen && p.window.left < 0 && p.window.right < 0;
+}
 
 inline BwdWorkspaceLayout bwd_workspace_layout(const ProblemDesc& p) {
   BwdWorkspaceLayout w;
@@ -64,6 +78,16 @@ inline BwdWorkspaceLayout bwd_workspace_layout(const ProblemDesc& p) {
   if (p.deterministic) {
     w.semaphore_m_blocks = (p.seqlen_q + kBwdMinBlockM - 1) / kBwdMinBlockM;
     w.semaphore = take(n(p.batch) * n(p.heads_q) * n(w.semaphore_m_blocks) * sizeof(int32_t));
+  }
+  if (const BwdTileConfig c = bwd_tile_config(bucket); c.block_n > 0 && bwd_split_eligible(p)) {
+    const int64_t units = int64_t(p.heads_q) * p.batch * ((p.seqlen_k + c.block_n - 1) / c.block_n);
+    w.split_slots = units < kBwdMaxSplitUnits ? units : kBwdMaxSplitUnits;
+    if (w.split_slots > 0) {
+      w.dkv_split = take(n(w.split_slots) * 2 * n(c.block_n) * n(bucket) * kF);
+      w.split_count = take(n(w.split_slots) * sizeof(int32_t));
+    } else {
+      w.split_slots = 0;
+    }
   }
   w.bytes = at;
   return w;

@@ -7,6 +7,9 @@
 //   BwdMetamorphic    GQA == MHA with repeated K/V summed over each group; varlen == dense per
 //                     sequence (bitwise); a sample alone == inside a batch of 32 (bitwise)
 //   BwdOffsets64      q/out/dout/dq, then k/v/dk/dv, over 2^31 elements
+//   BwdSplit          the main grid's last wave split into pieces (src/sm80/bwd_grid.h) next to
+//                     whole units: MHA, GQA with softcap, ALiBi with a partial last key block; a
+//                     small problem run entirely as pieces
 //
 // Bitwise assertions and why they hold (deterministic mode): each gradient element is the sum of the
 // same fp32 products in the same order whatever the batch, the packing or the kv-head sharing: dK and
@@ -24,6 +27,8 @@
 #include <vector>
 
 #include "bwd_harness.h"
+#include "sm80/bwd_grid.h"
+#include "sm80/bwd_tile_config.h"
 
 namespace flashcute::testing {
 namespace {
@@ -365,6 +370,69 @@ TEST_P(BwdMetamorphic, SampleAloneEqualsSampleInBatchOf32) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, BwdMetamorphic, ::testing::Values(kBf16, kFp16), dtype_name);
+
+// ================================================================================================
+// The split of the main grid's last wave (non-causal, not deterministic, dense: bwd_grid.h). Each case
+// has a few more key-block units than the GPU has SMs (one backward CTA per SM), so the grid is one
+// wave of whole units and a tail of pieces; the test first checks that the plan splits the case
+// (with the launcher's inputs: the SM count, one CTA per SM), so it cannot pass without the pieces.
+
+BwdCase split_case(DType dt, int64_t d, int64_t seqlen, int64_t heads_kv, uint64_t seed) {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
+                                                   cudaSuccess)
+    sms = 132;
+  const sm80::BwdTileConfig c = sm80::bwd_tile_config(int(d));
+  const int64_t n_blocks = (seqlen + c.block_n - 1) / c.block_n;
+  const int64_t heads_q = (sms + n_blocks - 1) / n_blocks / heads_kv * heads_kv + heads_kv;  // units just past the SMs
+  return dense(dt, 1, seqlen, seqlen, heads_q, heads_kv, d, seed);
+}
+
+void expect_split(const BwdCase& c, int64_t d, bool whole_units = true) {
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const sm80::BwdTileConfig t = sm80::bwd_tile_config(int(d));
+  const int64_t units = c.f.heads_q * c.f.batch * ((c.f.seqlen_k + t.block_n - 1) / t.block_n);
+  const sm80::BwdSplit s = sm80::bwd_split_plan(units, (c.f.seqlen_q + t.block_m - 1) / t.block_m, sms,
+                                                std::min<int64_t>(units, sm80::kBwdMaxSplitUnits));
+  ASSERT_GT(s.pieces, 1) << "REPRO: " << c.str() << "\n  the plan does not split this case (" << units << " units, "
+                         << sms << " SMs): the test would not cover the pieces";
+  if (whole_units)
+    ASSERT_LT(s.tail, units) << "REPRO: " << c.str() << "\n  every unit is split: the test would not cover whole units";
+}
+
+TEST(BwdSplit, MhaWholeUnitsAndPieces) {
+  FC_REQUIRE_GPU();
+  const BwdCase c = split_case(kBf16, 64, 512, 1, 140);
+  expect_split(c, 64);
+  FC_CHECK_BWD_CASE(c);
+}
+
+TEST(BwdSplit, GqaSoftcap) {
+  FC_REQUIRE_GPU();
+  BwdCase c = split_case(kFp16, 128, 512, 2, 141);
+  c.f.softcap = 20.0f;
+  expect_split(c, 128);
+  FC_CHECK_BWD_CASE(c);
+}
+
+TEST(BwdSplit, AlibiPartialLastKeyBlock) {
+  FC_REQUIRE_GPU();
+  BwdCase c = split_case(kBf16, 64, 500, 1, 142);  // 500 keys: the last block holds 116
+  c.f.alibi = Alibi::kPerHead;
+  expect_split(c, 64);
+  FC_CHECK_BWD_CASE(c);
+}
+
+// A small problem (fewer units than SMs): every unit runs as pieces, here with a partial last query
+// block and key block, unequal seqlens and d 96's tile (the sanitizer's case in scripts/gpu-check).
+TEST(BwdSplit, SmallProblemAllPieces) {
+  FC_REQUIRE_GPU();
+  const BwdCase c = dense(kBf16, 2, 300, 260, 3, 3, 96, 143);
+  expect_split(c, 96, false);
+  FC_CHECK_BWD_CASE(c);
+}
 
 // ================================================================================================
 // 64-bit offsets. Contiguous tensors with one side over 2^31 elements; every batch but three is all
