@@ -62,8 +62,8 @@ Status Bwd<K>::run(const BwdParams& params, Stream stream, int64_t max_smem_opti
       cudaGetLastError();  // no plan without the count; not an error of the call
       per_sm = 0;
     }
-    const BwdSplit split = bwd_split_plan(units, blocks(params.seqlen_q, kConfig.block_m), int64_t(sm_count) * per_sm,
-                                          params.split_slots);
+    const BwdSplit split =
+        bwd_split_plan(units, blocks(params.seqlen_q, kConfig.block_m), int64_t(sm_count) * per_sm, params.split_slots);
     p.split_first = static_cast<int>(units - split.tail);
     p.split_tail = split.tail;
     p.split_pieces = split.pieces;

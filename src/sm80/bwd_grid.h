@@ -59,8 +59,8 @@ struct BwdSplit {
   int pieces = 1;  // CTAs per split unit
 };
 
-inline constexpr int kBwdMaxPieces = 16;      // CTAs per split unit, at most
-inline constexpr int kBwdMaxSplitUnits = 256; // split units, at most (sizes the workspace's slots)
+inline constexpr int kBwdMaxPieces = 16;       // CTAs per split unit, at most
+inline constexpr int kBwdMaxSplitUnits = 256;  // split units, at most (sizes the workspace's slots)
 
 // The plan for `units` CTAs of `m_steps` query blocks each on `slots` resident CTAs, at most
 // `max_tail` split units. A list-scheduling model in query-block steps: a unit costs m_steps + 1 (its

@@ -225,6 +225,8 @@ struct BwdCtaScalars {
   int m_first, m_dir, um_lo, um_hi;
   int n_block, head, batch;  // bwd_grid.h's decode, for the epilogue (and d > 128's deterministic turn)
   int merge_last;            // a split unit's piece: whether it arrived last (bwd_merge_pieces)
+  float* dkv_slot;           // a split unit's piece: the unit's dK/dV slot (else null), and its counter
+  int* slot_count;
 };
 static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's scalar area is too small");
 
@@ -236,13 +238,12 @@ static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's sca
 // partition) and goes on to the epilogue of a whole unit. The pattern of CUDA's threadFenceReduction
 // sample: the adds, a gpu-scope fence, the barrier, one counter add per CTA; then a fence and L2 reads.
 template <class Tr, class Acc>
-__device__ __forceinline__ bool bwd_merge_pieces(const BwdParams& p, int slot, Acc& acc_dk, Acc& acc_dv, int tidx,
-                                                 int* last) {
+__device__ __forceinline__ bool bwd_merge_pieces(float* dk_slot, int* count, int pieces, Acc& acc_dk, Acc& acc_dv,
+                                                 int tidx, int* last) {
   constexpr int kFloats = Tr::kBlockN * Tr::kHeadDim;  // of dK, and of dV
   constexpr int kFrag = decltype(cute::size(acc_dk))::value;
   constexpr int V = kDqAccumVec;
   static_assert(kFrag * Tr::kThreads == kFloats && kFrag % V == 0, "dK/dV fragments disagree with the slot");
-  float* const dk_slot = p.dkv_split + int64_t(slot) * (2 * kFloats);
   float* const dv_slot = dk_slot + kFloats;
   const auto at = [tidx](int i) { return (i / V) * (Tr::kThreads * V) + tidx * V + i % V; };
   CUTE_UNROLL
@@ -255,7 +256,7 @@ __device__ __forceinline__ bool bwd_merge_pieces(const BwdParams& p, int slot, A
   }
   __threadfence();
   __syncthreads();
-  if (tidx == 0) *last = atomicAdd(p.split_count + slot, 1) == p.split_pieces - 1;
+  if (tidx == 0) *last = atomicAdd(count, 1) == pieces - 1;
   __syncthreads();
   if (!*last) return false;
   __threadfence();
@@ -268,7 +269,8 @@ __device__ __forceinline__ bool bwd_merge_pieces(const BwdParams& p, int slot, A
       acc_dv(i) = b.x, acc_dv(i + 1) = b.y, acc_dv(i + 2) = b.z, acc_dv(i + 3) = b.w;
     } else {
       CUTE_UNROLL
-      for (int j = 0; j < V; ++j) acc_dk(i + j) = __ldcg(dk_slot + at(i + j)), acc_dv(i + j) = __ldcg(dv_slot + at(i + j));
+      for (int j = 0; j < V; ++j)
+        acc_dk(i + j) = __ldcg(dk_slot + at(i + j)), acc_dv(i + j) = __ldcg(dv_slot + at(i + j));
     }
   }
   return true;
@@ -357,6 +359,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     sc.n_block = n_block;
     sc.head = head;
     sc.batch = batch;
+    const int64_t slot = unit.unit - p.split_first;
+    sc.dkv_slot = unit.piece >= 0 ? p.dkv_split + slot * (2 * kBlockN * kHeadDim) : nullptr;
+    sc.slot_count = unit.piece >= 0 ? p.split_count + slot : nullptr;
     sc.q_row_stride = p.q_row_stride;
     sc.do_row_stride = p.do_row_stride;
     sc.len_q = len_q;
@@ -643,7 +648,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         }
         __syncthreads();  // the whole CTA adds only after the previous key block's adds are visible
       }
-      float* const dq_thr = (kDqSlices == 1 ? dq_tile : sc.dq_acc + int64_t(m_block) * DqTile::kFloats) +
+      // Several slices: the tile's base re-read per slice through a pointer the compiler cannot see
+      // through, so that it is loaded here and not hoisted above this slice's product and kept live
+      // across it (with the split's merge in the epilogue, d 256's softcap/ALiBi kernel spilled it).
+      const BwdCtaScalars* scp = &sc;
+      if constexpr (kDqSlices > 1) asm volatile("" : "+l"(scp));
+      float* const dq_thr = (kDqSlices == 1 ? dq_tile : scp->dq_acc + int64_t(m_block) * DqTile::kFloats) +
                             DqTile::offset(slice, 0, fresh_tid_x());
       CUTE_UNROLL
       for (int i = 0; i < DqTile::kFragment; i += kDqAccumVec) {
@@ -672,6 +682,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   for (int it = 0; it < m_count; ++it) step(it);
 
   // --- epilogue: dK (scaled) and dV -------------------------------------------------------------
+  // A piece of a split unit merges first, before the epilogue's scalars are read (their loads cannot
+  // cross the merge's barriers and fences, so read earlier they stay live through it).
+  if (p.split_pieces > 1) {
+    float* const slot = scalars->dkv_slot;
+    if (slot != nullptr && !bwd_merge_pieces<Tr>(slot, scalars->slot_count, p.split_pieces, acc_dk, acc_dv,
+                                                 fresh_tid_x(), &scalars->merge_last))
+      return;  // another piece of this unit arrives later and writes it
+  }
   // The CTA's coordinates re-read from the parked scalars and threadIdx afresh (utils.cuh's
   // fresh_tid_x), shadowing the values of the top: kept live from there, they were what ptxas spilled
   // across the main loop.
@@ -682,12 +700,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     const int64_t k_row0_e = scalars->k_row0;
     const int len_k_e = scalars->len_k;
     const int rows_k = len_k_e - n0;
-    if (p.split_pieces > 1) {
-      const BwdUnitPiece piece = bwd_split_cta(fresh_ctaid().x, p.split_first, p.split_pieces);
-      if (piece.piece >= 0 &&
-          !bwd_merge_pieces<Tr>(p, piece.unit - p.split_first, acc_dk, acc_dv, tidx, &scalars->merge_last))
-        return;  // another piece of this unit arrives later and writes it
-    }
     CUTE_UNROLL
     for (int i = 0; i < size(acc_dk); ++i) acc_dk(i) *= p.softmax_scale;
     if (p.dk_accum == nullptr) {

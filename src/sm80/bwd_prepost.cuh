@@ -199,7 +199,8 @@ __global__ void __launch_bounds__(kBwdRowThreads) bwd_preprocess_kernel(const __
     const int64_t stride = int64_t(gridDim.x) * gridDim.y * gridDim.z * kBwdRowThreads;
     float4* slots = reinterpret_cast<float4*>(p.dkv_split);
     const int64_t n = int64_t(p.split_tail) * (2 * Tr::kBlockN * Tr::kHeadDim / 4);
-    for (int64_t v = cta * kBwdRowThreads + threadIdx.x; v < n; v += stride) slots[v] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int64_t v = cta * kBwdRowThreads + threadIdx.x; v < n; v += stride)
+      slots[v] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int64_t v = cta * kBwdRowThreads + threadIdx.x; v < p.split_tail; v += stride) p.split_count[v] = 0;
   }
   const int64_t r0 = int64_t(blockIdx.x) * kBwdRowsPerCta;

@@ -155,8 +155,8 @@ TEST(BwdSplitPlan, PiecesCoverEachSplitUnitOnce) {
           got[up.unit].push_back(up.piece);
         }
         for (int u = 0; u < units; ++u) {
-          SCOPED_TRACE(::testing::Message() << "units " << units << " tail " << tail << " pieces " << pieces << " unit "
-                                            << u);
+          SCOPED_TRACE(::testing::Message()
+                       << "units " << units << " tail " << tail << " pieces " << pieces << " unit " << u);
           if (u < first || pieces <= 1) {
             EXPECT_EQ(got[u], std::vector<int>{-1});
           } else {

@@ -379,8 +379,8 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, BwdMetamorphic, ::testing::Values(kBf16, kFp16)
 
 BwdCase split_case(DType dt, int64_t d, int64_t seqlen, int64_t heads_kv, uint64_t seed) {
   int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
-                                                   cudaSuccess)
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
     sms = 132;
   const sm80::BwdTileConfig c = sm80::bwd_tile_config(int(d));
   const int64_t n_blocks = (seqlen + c.block_n - 1) / c.block_n;
