@@ -46,19 +46,27 @@ Status Bwd<K>::run(const BwdParams& params, Stream stream, int64_t max_smem_opti
   // has the slots for it (uniform work, not deterministic). Planned first: the preprocess clears the
   // slots the plan uses.
   const unsigned n_blocks = blocks(params.seqlen_k, kConfig.block_n);
-  auto kernel = params.transform_scores ? bwd_kernel<Traits, true> : bwd_kernel<Traits, false>;
-  if constexpr (kSmem > 48 * 1024) {
-    const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem));
-    if (err != cudaSuccess)
-      return Status::Cuda(std::string("sm80 backward: cudaFuncSetAttribute: ") + cudaGetErrorString(err));
-  }
+  // The plain kernel (no softcap, no ALiBi) carries only the raw forms of P and dS; the split grid
+  // runs its own instantiation of it.
+  using KernelFn = void (*)(BwdParams);
+  const auto set_smem = [](KernelFn kernel) {
+    if constexpr (kSmem > 48 * 1024) {
+      const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem));
+      if (err != cudaSuccess)
+        return Status::Cuda(std::string("sm80 backward: cudaFuncSetAttribute: ") + cudaGetErrorString(err));
+    }
+    return Status::Ok();
+  };
+  KernelFn kernel = params.transform_scores ? bwd_kernel<Traits, true, false> : bwd_kernel<Traits, false, false>;
   const int64_t pairs = int64_t(params.heads_q) * params.batch;
   const int64_t units = int64_t(n_blocks) * pairs;
   BwdParams p = params;
   p.cta_group = bwd_cta_group(params.seqlen_q, K.head_dim, pairs);
-  if (params.split_slots > 0 && !params.deterministic && units > 0) {
+  if (params.split_slots > 0 && !params.deterministic && !params.transform_scores && units > 0) {
+    KernelFn split_kernel = bwd_kernel<Traits, false, true>;
+    if (Status st = set_smem(split_kernel); !st.ok()) return st;
     int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Traits::kThreads, kSmem) != cudaSuccess) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, split_kernel, Traits::kThreads, kSmem) != cudaSuccess) {
       cudaGetLastError();  // no plan without the count; not an error of the call
       per_sm = 0;
     }
@@ -67,7 +75,9 @@ Status Bwd<K>::run(const BwdParams& params, Stream stream, int64_t max_smem_opti
     p.split_first = static_cast<int>(units - split.tail);
     p.split_tail = split.tail;
     p.split_pieces = split.pieces;
+    if (split.pieces > 1) kernel = split_kernel;
   }
+  if (Status st = set_smem(kernel); !st.ok()) return st;
   const int64_t ctas = units + int64_t(p.split_tail) * (p.split_pieces - 1);
   if (ctas > 0x7fffffff)
     return Status::NotSupported("sm80 backward: key blocks x heads_q x batch = " + std::to_string(units) +
@@ -81,7 +91,6 @@ Status Bwd<K>::run(const BwdParams& params, Stream stream, int64_t max_smem_opti
   }
 
   if (ctas > 0) {
-    // The plain kernel (no softcap, no ALiBi) carries only the raw forms of P and dS.
     kernel<<<static_cast<unsigned>(ctas), Traits::kThreads, kSmem, s>>>(p);
     if (Status st = launched("main"); !st.ok()) return st;
   }

@@ -276,10 +276,14 @@ __device__ __forceinline__ bool bwd_merge_pieces(float* dk_slot, int* count, int
   return true;
 }
 
+// kSplit: the grid's last units run as pieces (bwd_grid.h; the plain kernel only). Its own
+// instantiation: compiled into the one kernel, the pieces' code moved ptxas's schedule of the main loop
+// and cost the causal rows, which never split, 0.2-1.2% (docs/perf-notes.md, session 18).
 // kTransform: softcap or ALiBi is on. A separate instantiation keeps the transformed forms of P and
 // dS (and their registers) out of the plain kernel, which then inlines only raw x {masked, unmasked}.
-template <class Tr, bool kTransform>
+template <class Tr, bool kTransform, bool kSplit>
 __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_constant__ BwdParams p) {
+  static_assert(!(kSplit && kTransform), "the split runs the plain kernel only");
   using namespace cute;
   using Element = typename Tr::Element;
   constexpr int kBlockM = Tr::kBlockM;
@@ -288,7 +292,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   constexpr int kStages = Tr::kStages;
 
   // A split unit's piece (bwd_grid.h) walks its share of the unit's query blocks.
-  const BwdUnitPiece unit = bwd_split_cta(fresh_ctaid().x, p.split_first, p.split_pieces);
+  const BwdUnitPiece unit = kSplit ? bwd_split_cta(fresh_ctaid().x, p.split_first, p.split_pieces)
+                                   : BwdUnitPiece{static_cast<int>(fresh_ctaid().x), -1};
   const BwdCta cta =
       bwd_cta(unit.unit, p.heads_q, p.batch, p.cta_group, static_cast<int>((p.seqlen_k + kBlockN - 1) / kBlockN));
   const int n_block = cta.n_block;
@@ -359,9 +364,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
     sc.n_block = n_block;
     sc.head = head;
     sc.batch = batch;
-    const int64_t slot = unit.unit - p.split_first;
-    sc.dkv_slot = unit.piece >= 0 ? p.dkv_split + slot * (2 * kBlockN * kHeadDim) : nullptr;
-    sc.slot_count = unit.piece >= 0 ? p.split_count + slot : nullptr;
+    if constexpr (kSplit) {
+      const int64_t slot = unit.unit - p.split_first;
+      sc.dkv_slot = unit.piece >= 0 ? p.dkv_split + slot * (2 * kBlockN * kHeadDim) : nullptr;
+      sc.slot_count = unit.piece >= 0 ? p.split_count + slot : nullptr;
+    }
     sc.q_row_stride = p.q_row_stride;
     sc.do_row_stride = p.do_row_stride;
     sc.len_q = len_q;
@@ -648,12 +655,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
         }
         __syncthreads();  // the whole CTA adds only after the previous key block's adds are visible
       }
-      // Several slices: the tile's base re-read per slice through a pointer the compiler cannot see
-      // through, so that it is loaded here and not hoisted above this slice's product and kept live
-      // across it (with the split's merge in the epilogue, d 256's softcap/ALiBi kernel spilled it).
-      const BwdCtaScalars* scp = &sc;
-      if constexpr (kDqSlices > 1) asm volatile("" : "+l"(scp));
-      float* const dq_thr = (kDqSlices == 1 ? dq_tile : scp->dq_acc + int64_t(m_block) * DqTile::kFloats) +
+      float* const dq_thr = (kDqSlices == 1 ? dq_tile : sc.dq_acc + int64_t(m_block) * DqTile::kFloats) +
                             DqTile::offset(slice, 0, fresh_tid_x());
       CUTE_UNROLL
       for (int i = 0; i < DqTile::kFragment; i += kDqAccumVec) {
@@ -684,7 +686,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) bwd_kernel(const __grid_const
   // --- epilogue: dK (scaled) and dV -------------------------------------------------------------
   // A piece of a split unit merges first, before the epilogue's scalars are read (their loads cannot
   // cross the merge's barriers and fences, so read earlier they stay live through it).
-  if (p.split_pieces > 1) {
+  if constexpr (kSplit) {
     float* const slot = scalars->dkv_slot;
     if (slot != nullptr && !bwd_merge_pieces<Tr>(slot, scalars->slot_count, p.split_pieces, acc_dk, acc_dv,
                                                  fresh_tid_x(), &scalars->merge_last))

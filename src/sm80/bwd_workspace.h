@@ -50,9 +50,11 @@ struct BwdWorkspaceLayout {
 };
 
 // Whether the main kernel's last wave may be split (bwd_grid.h): every CTA then has the same work
-// (no mask but the sequence ends, fixed lengths) and the mode allows atomics.
+// (no mask but the sequence ends, fixed lengths), the mode allows atomics, and the scores need no
+// transform (the split runs the plain kernel only, bwd_kernel.cuh).
 inline bool bwd_split_eligible(const ProblemDesc& p) {
-  return !p.deterministic && !p.varlen && p.window.left < 0 && p.window.right < 0;
+  return !p.deterministic && !p.varlen && p.window.left < 0 && p.window.right < 0 && p.softcap <= 0.0f &&
+         !p.has_alibi;
 }
 
 inline BwdWorkspaceLayout bwd_workspace_layout(const ProblemDesc& p) {

@@ -201,12 +201,14 @@ TEST(BwdSplitWorkspace, SlotsOnlyWhereTheGridMaySplit) {
   p.heads_q = p.heads_kv = 400;  // 6400 units: capped
   EXPECT_EQ(bwd_workspace_layout(p).split_slots, kBwdMaxSplitUnits);
   p.heads_q = p.heads_kv = 4;
-  for (int which = 0; which < 4; ++which) {
+  for (int which = 0; which < 6; ++which) {
     ProblemDesc q = p;
     if (which == 0) q.deterministic = true;
     if (which == 1) q.window.right = 0;  // causal
     if (which == 2) q.window.left = 100;
     if (which == 3) q.varlen = true;
+    if (which == 4) q.softcap = 30.0f;  // the softcap/ALiBi kernel never splits
+    if (which == 5) q.has_alibi = true;
     w = bwd_workspace_layout(q);
     EXPECT_EQ(w.split_slots, 0) << which;
     EXPECT_EQ(w.dkv_split, BwdWorkspaceLayout::kNone) << which;

@@ -8,8 +8,8 @@
 //                     sequence (bitwise); a sample alone == inside a batch of 32 (bitwise)
 //   BwdOffsets64      q/out/dout/dq, then k/v/dk/dv, over 2^31 elements
 //   BwdSplit          the main grid's last wave split into pieces (src/sm80/bwd_grid.h) next to
-//                     whole units: MHA, GQA with softcap, ALiBi with a partial last key block; a
-//                     small problem run entirely as pieces
+//                     whole units: MHA, GQA, a partial last key block; a small problem run entirely
+//                     as pieces
 //
 // Bitwise assertions and why they hold (deterministic mode): each gradient element is the sum of the
 // same fp32 products in the same order whatever the batch, the packing or the kv-head sharing: dK and
@@ -409,18 +409,16 @@ TEST(BwdSplit, MhaWholeUnitsAndPieces) {
   FC_CHECK_BWD_CASE(c);
 }
 
-TEST(BwdSplit, GqaSoftcap) {
+TEST(BwdSplit, Gqa) {
   FC_REQUIRE_GPU();
-  BwdCase c = split_case(kFp16, 128, 512, 2, 141);
-  c.f.softcap = 20.0f;
+  const BwdCase c = split_case(kFp16, 128, 512, 2, 141);
   expect_split(c, 128);
   FC_CHECK_BWD_CASE(c);
 }
 
-TEST(BwdSplit, AlibiPartialLastKeyBlock) {
+TEST(BwdSplit, PartialLastKeyBlock) {
   FC_REQUIRE_GPU();
-  BwdCase c = split_case(kBf16, 64, 500, 1, 142);  // 500 keys: the last block holds 116
-  c.f.alibi = Alibi::kPerHead;
+  const BwdCase c = split_case(kBf16, 64, 500, 1, 142);  // 500 keys: the last block holds 116
   expect_split(c, 64);
   FC_CHECK_BWD_CASE(c);
 }
