@@ -60,6 +60,10 @@ Status Bwd<K>::run(const BwdParams& params, Stream stream, int64_t max_smem_opti
   KernelFn kernel = params.transform_scores ? bwd_kernel<Traits, true, false> : bwd_kernel<Traits, false, false>;
   const int64_t pairs = int64_t(params.heads_q) * params.batch;
   const int64_t units = int64_t(n_blocks) * pairs;
+  constexpr int64_t kMaxCtas = 0x7fffffff;  // the grid's x limit
+  if (units > kMaxCtas)
+    return Status::NotSupported("sm80 backward: key blocks x heads_q x batch = " + std::to_string(units) +
+                                " CTAs exceeds the grid limit 2^31 - 1");
   BwdParams p = params;
   p.cta_group = bwd_cta_group(params.seqlen_q, K.head_dim, pairs);
   if (params.split_slots > 0 && !params.deterministic && !params.transform_scores && units > 0) {
@@ -72,16 +76,15 @@ Status Bwd<K>::run(const BwdParams& params, Stream stream, int64_t max_smem_opti
     }
     const BwdSplit split =
         bwd_split_plan(units, blocks(params.seqlen_q, kConfig.block_m), int64_t(sm_count) * per_sm, params.split_slots);
-    p.split_first = static_cast<int>(units - split.tail);
-    p.split_tail = split.tail;
-    p.split_pieces = split.pieces;
-    if (split.pieces > 1) kernel = split_kernel;
+    if (split.pieces > 1 && units + int64_t(split.tail) * (split.pieces - 1) <= kMaxCtas) {
+      p.split_first = static_cast<int>(units - split.tail);
+      p.split_tail = split.tail;
+      p.split_pieces = split.pieces;
+      kernel = split_kernel;
+    }
   }
   if (Status st = set_smem(kernel); !st.ok()) return st;
   const int64_t ctas = units + int64_t(p.split_tail) * (p.split_pieces - 1);
-  if (ctas > 0x7fffffff)
-    return Status::NotSupported("sm80 backward: key blocks x heads_q x batch = " + std::to_string(units) +
-                                " CTAs exceeds the grid limit 2^31 - 1");
 
   const unsigned q_row_blocks = blocks(p.seqlen_q, kBwdRowsPerCta);
   if (q_row_blocks > 0) {
