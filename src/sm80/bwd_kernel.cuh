@@ -231,8 +231,8 @@ struct BwdCtaScalars {
 static_assert(sizeof(BwdCtaScalars) <= kBwdScalarBytes, "bwd_tile_config.h's scalar area is too small");
 
 // A piece of a split unit (bwd_grid.h): adds its dK and dV (unscaled) into the unit's fp32 slot of the
-// workspace, each thread its fragments in BwdDqTile's order (element i of thread t at
-// (i / V) * threads * V + t * V + i % V: whole 128-byte lines per warp-wide reduction), then counts
+// workspace, each thread its fragments in reduction order (bwd_traits.cuh's reduction_order_offset,
+// as the dQ tiles: whole 128-byte lines per warp-wide reduction), then counts
 // itself in. Returns false for every piece but the last to arrive, which gets the unit's sums back
 // in acc_dk / acc_dv (the same thread holds the same elements in every piece: one TiledMma
 // partition) and goes on to the epilogue of a whole unit. The pattern of CUDA's threadFenceReduction
@@ -245,7 +245,7 @@ __device__ __forceinline__ bool bwd_merge_pieces(float* dk_slot, int* count, int
   constexpr int V = kDqAccumVec;
   static_assert(kFrag * Tr::kThreads == kFloats && kFrag % V == 0, "dK/dV fragments disagree with the slot");
   float* const dv_slot = dk_slot + kFloats;
-  const auto at = [tidx](int i) { return (i / V) * (Tr::kThreads * V) + tidx * V + i % V; };
+  const auto at = [tidx](int i) { return reduction_order_offset<Tr::kThreads>(i, tidx); };
   CUTE_UNROLL
   for (int i = 0; i < kFrag; i += V) {
     float a[V], b[V];

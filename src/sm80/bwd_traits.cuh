@@ -122,6 +122,15 @@ inline constexpr int kDqAccumVec = FLASHCUTE_SM80_BWD_DQ_VEC_SM90;
 inline constexpr int kDqAccumVec = 1;
 #endif
 
+// Where element i of thread t's fp32 accumulator fragment goes in a tile stored in reduction order:
+// each reduction instruction of a warp (kDqAccumVec floats per thread) covers 32 x kDqAccumVec
+// consecutive floats. The dQ tiles (BwdDqTile) and the split units' dK/dV slots (bwd_kernel.cuh's
+// bwd_merge_pieces) are laid out this way.
+template <int kThreads>
+__host__ __device__ constexpr int reduction_order_offset(int i, int t) {
+  return (i / kDqAccumVec) * (kThreads * kDqAccumVec) + t * kDqAccumVec + i % kDqAccumVec;
+}
+
 // One query block's tile of the fp32 dQ accumulator (bwd_workspace.h): kBlockM x kHeadDim floats,
 // stored in the order the main kernel's reductions produce them, not row-major. Slice s of the dQ
 // product (kHeadDim / kDqSlices columns) owns kSliceFloats consecutive floats; in it, element i of
@@ -140,7 +149,7 @@ struct BwdDqTile {
   static constexpr int kFragment = kSliceFloats / Tr::kThreads;  // fragment elements per thread per slice
   static_assert(kSliceFloats % Tr::kThreads == 0 && kFragment % 4 == 0, "dQ fragment must split in groups of 4");
   __host__ __device__ static constexpr int offset(int slice, int i, int t) {
-    return slice * kSliceFloats + (i / kDqAccumVec) * (Tr::kThreads * kDqAccumVec) + t * kDqAccumVec + i % kDqAccumVec;
+    return slice * kSliceFloats + reduction_order_offset<Tr::kThreads>(i, t);
   }
 };
 
