@@ -164,7 +164,7 @@ constexpr int masked_limit_choice(int measured) {
 // Softmax policy (common/softmax.cuh) and launch-shape switches for A/B builds; -1 keeps the rows'
 // values where a row has one. The lazy-rescale threshold of every row; the fused exponent (0/1);
 // d 64's share of exp2s on the FMA units (every Nth; 0: none); d 128's key step for unmasked plain
-// problems (0: block_n).
+// problems (0: block_n) and its share of FMA-unit exp2s.
 #ifndef FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD
 #define FLASHCUTE_SM90_FWD_RESCALE_THRESHOLD -1
 #endif
@@ -180,6 +180,9 @@ constexpr bool fused_exp2_choice(bool measured) { return measured_or_forced(FLAS
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL
 #define FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL 0
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D128_POLY_EVERY
+#define FLASHCUTE_SM90_FWD_D128_POLY_EVERY 0
 #endif
 // TileOrder's group under the dynamic scheduler for problems with no causal mask or window (those
 // take the row's masked_tile_group where it has one; batch x head indices whose query blocks are
@@ -231,7 +234,8 @@ constexpr int dynamic_limit_choice(int measured) {
 //   d 64's only. Session 17 (bench/ab_steady.py: 2000 launches per phase at the power cap, 2 rounds)
 //   read d 128 +1.9% (1.008-1.029) non-causal 8k and +0.7% (1.002-1.011) causal 8k, and d 128 took
 //   it; d 96, d 192 and d 256 were not re-measured and keep the exact form. FMA-unit exp2s at d 64
-//   (1 in 8: -5-8% against the fused form; 1 in 4: worse) and block_n_full 176 at d 128 (-2% to +1%) did not pay and stay off,
+//   (1 in 8: -5-8% against the fused form; 1 in 4: worse), at d 128 (1 in 8, session 19, ab_steady:
+//   0.980 non-causal 8k, 0.975 causal 8k, 0.989 non-causal 2k) and block_n_full 176 at d 128 (-2% to +1%) did not pay and stay off,
 //   as did the non-persistent kernel on the TileOrder grid with L2-sized groups for every problem
 //   (-1% to -7%; the switch was removed in session 11, after the measurement below).
 // - Dynamic scheduler (session 9; given a workspace, TileOrder group 1, against the dispatch without
@@ -267,6 +271,10 @@ constexpr int dynamic_limit_choice(int measured) {
 //   O's own space: 224 KB of tiles) and within the noise at 8k-16k; d 64 0.96-1.02 on every row in a
 //   5-round A/B (a 3-round one read +2-5% causal, inside that run's ranges). Four at d 64: causal
 //   -4% to -16% (the masked kernel spilled 48 bytes). Two stay.
+// - d 64 at 192 keys per step on the overlapped loop with P through smem (stmatrix, then P V with
+//   both operands in smem: FlashAttention-3's non-causal d 64 shape; session 19, branch
+//   sm90-p-smem, ab_steady, bf16): 0.70-0.73 of the rows' kernels at non-causal 4k-16k, 0.79-0.86 at
+//   512-2k (persistent), with a warpgroup barrier or a __syncwarp before the product alike. Not taken.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
@@ -285,8 +293,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
     {128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
-     wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(true),
-     FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
+     wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
+     fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
      block_n_masked_choice(0), masked_tile_group_choice(4)},
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),

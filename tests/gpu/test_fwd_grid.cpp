@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <string>
@@ -494,19 +495,26 @@ std::vector<FwdCase> full_persistent() {
 // changed size is covered without editing this list: query sizes around block_m, key sizes around
 // block_n (and the SM90 rows' block_n_full, which runs unmasked plain problems only, and
 // block_n_masked, which runs masked plain ones only), at the row's head dim; softcap on the SM80
-// transform rows. Each case runs on both paths, like every list here.
+// transform rows. block_n_full's kernel is the non-persistent one, which runs only past the row's
+// persistent and dynamic limits: its key sizes are those plus a whole number of steps beyond both.
+// Each case runs on both paths, like every list here.
 std::vector<FwdCase> full_compiled_tiles() {
   struct Sizes {
     int64_t d, block_m, block_n;
     bool transform;
     std::optional<Mask> only;  // the key step runs problems with this mask only (else: alternate)
+    int64_t keys_from = 0;     // key sizes start here (a multiple of block_n)
   };
   std::vector<Sizes> rows;
   for (const sm80::FwdTileConfig& c : sm80::kFwdTileConfigs)
     rows.push_back({c.head_dim, c.block_m, c.block_n, c.transform, std::nullopt});
   for (const sm90::FwdTileConfig& c : sm90::kFwdTileConfigs) {
     rows.push_back({c.head_dim, c.block_m, c.block_n, false, std::nullopt});
-    if (c.block_n_full > 0) rows.push_back({c.head_dim, 0, c.block_n_full, false, Mask::kNone});
+    if (c.block_n_full > 0) {
+      const int64_t limit = std::max(c.persistent_max_seqlen_k, c.dynamic_max_seqlen_k);
+      rows.push_back({c.head_dim, 0, c.block_n_full, false, Mask::kNone,
+                      (limit + c.block_n_full - 1) / c.block_n_full * c.block_n_full});
+    }
     if (c.block_n_masked > 0) rows.push_back({c.head_dim, 0, c.block_n_masked, false, Mask::kCausal});
   }
   std::vector<FwdCase> v;
@@ -529,7 +537,7 @@ std::vector<FwdCase> full_compiled_tiles() {
       if (k == 0) continue;
       for (int64_t n : {k - 1, k, k + 1, 2 * k - 1, 2 * k + 1}) {
         if (n < 1) continue;
-        const Pair s = keys ? Pair{70, n} : Pair{n, 97};
+        const Pair s = keys ? Pair{70, r.keys_from + n} : Pair{n, 97};
         add(r, s, r.only.value_or(n % 2 ? Mask::kNone : Mask::kCausal));
       }
     }
