@@ -275,6 +275,9 @@ constexpr int dynamic_limit_choice(int measured) {
 //   both operands in smem: FlashAttention-3's non-causal d 64 shape; session 19, branch
 //   sm90-p-smem, ab_steady, bf16): 0.70-0.73 of the rows' kernels at non-causal 4k-16k, 0.79-0.86 at
 //   512-2k (persistent), with a warpgroup barrier or a __syncwarp before the product alike. Not taken.
+//   Two consumer warpgroups with ping-pong (FLASHCUTE_SM90_FWD_D64_WGS=2, _PINGPONG=1): 0.85-0.97 at
+//   512-8k, causal and not; and the third warpgroup of a query block with no rows skipping its
+//   products under a branch: ptxas serialized the wgmma (C7514), 0.81-0.87 non-causal. Not taken.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
