@@ -235,9 +235,10 @@ constexpr int dynamic_limit_choice(int measured) {
 //   read d 128 +1.9% (1.008-1.029) non-causal 8k and +0.7% (1.002-1.011) causal 8k, and d 128 took
 //   it; d 96, d 192 and d 256 were not re-measured and keep the exact form. FMA-unit exp2s at d 64
 //   (1 in 8: -5-8% against the fused form; 1 in 4: worse), at d 128 (1 in 8, session 19, ab_steady:
-//   0.980 non-causal 8k, 0.975 causal 8k, 0.989 non-causal 2k) and block_n_full 176 at d 128 (-2% to +1%) did not pay and stay off,
-//   as did the non-persistent kernel on the TileOrder grid with L2-sized groups for every problem
-//   (-1% to -7%; the switch was removed in session 11, after the measurement below).
+//   0.980 non-causal 8k, 0.975 causal 8k, 0.989 non-causal 2k) and block_n_full 176 at d 128 (-2%
+//   to +1%) did not pay and stay off, as did the non-persistent kernel on the TileOrder grid with
+//   L2-sized groups for every problem (-1% to -7%; the switch was removed in session 11, after the
+//   measurement below).
 // - Dynamic scheduler (session 9; given a workspace, TileOrder group 1, against the dispatch without
 //   one, median of 3 rounds): d 64 non-causal +6%, +4%, +0% at 512, 1k, 2k keys, then -5% to -10%;
 //   causal +8%, +9%, +11% at 512-2k, +2% at 4k, then -5% and -11%; d 128 non-causal +11%, +9%, +9%,
