@@ -211,6 +211,12 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
     }
     if (dynamic || p.seqlen_k <= kRow.persistent_max_seqlen_k) {
       const detail::Schedule schedule = dynamic ? detail::Schedule::kDynamic : detail::Schedule::kStatic;
+      if constexpr (kRow.short_wgs > 0) {
+        // No mask and no score transform, query rows that pad less on the short tiles (tile_config.h).
+        if (!p.transform_scores && window_is_full(p.window) && kRow.short_pays(p.seqlen_q))
+          return detail::launch_fwd<K, kRow.for_kernel(false, true, false, false, true), false>(p, stream,
+                                                                                              max_smem_optin, schedule);
+      }
       return p.transform_scores
                  ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin, schedule)
                  : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin, schedule);

@@ -47,8 +47,10 @@ struct FwdTraits {
                                                 std::is_same_v<Element, cutlass::bfloat16_t> ? 3 : 4,
                                                 C.rescale_threshold, C.fused_exp2};
   static_assert(kBlockM == 64 * kConsumerWgs, "each consumer warpgroup owns 64 query rows");
-  static_assert(kConsumerWgs >= 2 && kConsumerWgs <= kMaxConsumerWgs, "2 or 3 consumer warpgroups (roles.h budgets)");
-  static_assert(producer_regs(kConsumerWgs) + kConsumerWgs * consumer_regs(kConsumerWgs) <= 512, "register budget");
+  static_assert(kConsumerWgs >= 2 && kConsumerWgs <= kMaxConsumerWgs, "2 to 4 consumer warpgroups (roles.h budgets)");
+  static_assert(producer_regs(kConsumerWgs) + kConsumerWgs * consumer_regs(kConsumerWgs) <=
+                    (kConsumerWgs + 1) * launch_regs(kConsumerWgs),
+                "register budget: setmaxnreg cannot hand out more than the CTA launched with");
   static_assert(!kPingPong || (kOverlap && kConsumerWgs == 2), "ping-pong needs the overlapped loop and 2 consumer warpgroups");
 #if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED)
   static_assert(kBlockN % 32 == 0, "wgmma N shapes that are not multiples of 32 need CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED");

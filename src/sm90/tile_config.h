@@ -62,6 +62,14 @@ struct FwdTileConfig {
   // longest of this and the persistent / dynamic limits; past those two on the dynamic scheduler
   // given a workspace, else with one CTA per tile (Fwd::run).
   int masked_max_seqlen_k = 0;
+  // Plain (no softcap/ALiBi) problems with no causal mask or window, on the persistent kernel (within
+  // its limits above), whose query rows pad at least 5% less to tiles of 64 * short_wgs rows than to
+  // block_m (short_pays): short_wgs consumer warpgroups (roles.h's budgets), short_block_n keys per
+  // step, short_stages K/V stages, the overlapped loop without ping-pong. A separate instantiation,
+  // picked by Fwd::run; 0: off.
+  int short_wgs = 0;
+  int short_block_n = 0;
+  int short_stages = 0;
   // Set by for_kernel, not in the rows: this instantiation is the persistent one.
   bool persistent = false;
 
@@ -70,8 +78,16 @@ struct FwdTileConfig {
   // with block_n_full's width for `full` (unmasked, plain) problems, and with block_n_masked's width
   // and the plain loop for `masked` (plain, persistent) ones.
   constexpr FwdTileConfig for_kernel(bool transform, bool persistent_kernel, bool full = false,
-                                     bool masked = false) const {
+                                     bool masked = false, bool short_rows = false) const {
     FwdTileConfig c = *this;
+    if (short_rows && short_wgs > 0) {
+      c.consumer_wgs = short_wgs;
+      c.block_m = 64 * short_wgs;
+      c.block_n = short_block_n;
+      c.stages = short_stages;
+      c.overlap = true;
+      c.pingpong = false;
+    }
     if (transform && !transform_overlap) c.overlap = c.pingpong = false;
     c.persistent = persistent_kernel;
     if (full && block_n_full > 0) c.block_n = block_n_full;
@@ -81,7 +97,19 @@ struct FwdTileConfig {
     }
     c.block_n_full = 0;
     c.block_n_masked = 0;
+    c.short_wgs = c.short_block_n = c.short_stages = 0;
     return c;
+  }
+
+  // The short_wgs instantiation pays for seqlen_q query rows: its tiles pad them at least 5% less
+  // than block_m's (512 rows: 512 against 576; 2k: 2048 against 2112, not taken: its step is ~4%
+  // slower per row, perf-notes "Session 21").
+  constexpr bool short_pays(int64_t seqlen_q) const {
+    if (short_wgs == 0 || seqlen_q < 1) return false;
+    const int64_t rows_short = 64 * short_wgs;
+    const int64_t padded_short = (seqlen_q + rows_short - 1) / rows_short * rows_short;
+    const int64_t padded = (seqlen_q + block_m - 1) / block_m * block_m;
+    return padded_short * 20 <= padded * 19;
   }
 
   constexpr int threads() const { return (consumer_wgs + 1) * 128; }
@@ -146,6 +174,13 @@ constexpr int persistent_limit_choice(int measured) {
 // d 64: key rows per step.
 #ifndef FLASHCUTE_SM90_FWD_D64_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D64_BLOCK_N 128
+#endif
+// d 64's short_wgs instantiation: consumer warpgroups (0: off) and K/V stages (A/B switches).
+#ifndef FLASHCUTE_SM90_FWD_D64_SHORT_WGS
+#define FLASHCUTE_SM90_FWD_D64_SHORT_WGS 4
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D64_SHORT_STAGES
+#define FLASHCUTE_SM90_FWD_D64_SHORT_STAGES 4
 #endif
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED
@@ -284,13 +319,16 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
     //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap,
     //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, dynamic up to seqlen_k,
-    //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k
+    //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k, short_wgs, short_block_n,
+    //     short_stages
     // 88 KB (+24 KB O, persistent)
     {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0,
-     dynamic_limit_choice(2048), block_n_masked_choice(192), masked_tile_group_choice(4), masked_limit_choice(16384)},
+     dynamic_limit_choice(2048), block_n_masked_choice(192), masked_tile_group_choice(4), masked_limit_choice(16384),
+     /*short rows: 256 x 64 tiles (112 registers, 0 spills; 96 keys spilled 292 bytes):*/
+     FLASHCUTE_SM90_FWD_D64_SHORT_WGS, 64, FLASHCUTE_SM90_FWD_D64_SHORT_STAGES},
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,

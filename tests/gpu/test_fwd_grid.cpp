@@ -487,15 +487,19 @@ std::vector<FwdCase> full_persistent() {
     lk3.push_back((i * 2389) % 5000 + 4100);
   }
   v.push_back(varlen_case(kFp16, lq3, lk3, {6, 2}, 128, Mask::kCausal, seed++));
+  // d 64's short_wgs instantiation (unmasked plain problems whose query rows pad less to its tiles):
+  // 512 tiles of 256 rows, GQA; varlen whose longest sequence (1000 rows) picks it.
+  v.push_back(mk(kFp16, 8, {1000, 1000}, {16, 4}, 64, Mask::kNone, seed++));
+  v.push_back(varlen_case(kBf16, lq, lk, {16, 2}, 64, Mask::kNone, seed++));
   return v;
 }
 
 // {k-1, k, k+1, 2k-1, 2k+1} for every block size each compiled tile configuration uses (TESTING.md:
 // "for every tile size actually compiled"), read from the two paths' tables so that a new row or a
 // changed size is covered without editing this list: query sizes around block_m, key sizes around
-// block_n (and the SM90 rows' block_n_full, which runs unmasked plain problems only, and
-// block_n_masked, which runs masked plain ones only), at the row's head dim; softcap on the SM80
-// transform rows. block_n_full's kernel is the non-persistent one, which runs only past the row's
+// block_n (and the SM90 rows' block_n_full, which runs unmasked plain problems only, block_n_masked,
+// which runs masked plain ones only, and short_wgs's tiles), at the row's head dim; softcap on the
+// SM80 transform rows. block_n_full's kernel is the non-persistent one, which runs only past the row's
 // persistent and dynamic limits: its key sizes are those plus a whole number of steps beyond both.
 // Each case runs on both paths, like every list here.
 std::vector<FwdCase> full_compiled_tiles() {
@@ -504,6 +508,7 @@ std::vector<FwdCase> full_compiled_tiles() {
     bool transform;
     std::optional<Mask> only;  // the key step runs problems with this mask only (else: alternate)
     int64_t keys_from = 0;     // key sizes start here (a multiple of block_n)
+    int64_t queries = 70;      // query rows of the key-size cases
   };
   std::vector<Sizes> rows;
   for (const sm80::FwdTileConfig& c : sm80::kFwdTileConfigs)
@@ -516,6 +521,10 @@ std::vector<FwdCase> full_compiled_tiles() {
                       (limit + c.block_n_full - 1) / c.block_n_full * c.block_n_full});
     }
     if (c.block_n_masked > 0) rows.push_back({c.head_dim, 0, c.block_n_masked, false, Mask::kCausal});
+    // short_wgs: unmasked plain problems whose query rows pad less to 64 * short_wgs rows (the query
+    // sizes below it and one short of twice it; the key sizes at 6 rows short of one such tile).
+    if (c.short_wgs > 0)
+      rows.push_back({c.head_dim, 64 * c.short_wgs, c.short_block_n, false, Mask::kNone, 0, 64 * c.short_wgs - 6});
   }
   std::vector<FwdCase> v;
   std::vector<std::string> seen;
@@ -537,7 +546,7 @@ std::vector<FwdCase> full_compiled_tiles() {
       if (k == 0) continue;
       for (int64_t n : {k - 1, k, k + 1, 2 * k - 1, 2 * k + 1}) {
         if (n < 1) continue;
-        const Pair s = keys ? Pair{70, r.keys_from + n} : Pair{n, 97};
+        const Pair s = keys ? Pair{r.queries, r.keys_from + n} : Pair{n, 97};
         add(r, s, r.only.value_or(n % 2 ? Mask::kNone : Mask::kCausal));
       }
     }
