@@ -205,6 +205,13 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
         detail::Schedule schedule = detail::Schedule::kOnePerTile;
         if (p.workspace != nullptr) schedule = detail::Schedule::kDynamic;
         else if (p.seqlen_k <= kPersistentMax) schedule = detail::Schedule::kStatic;
+        if constexpr (kRow.short_wgs > 0 && kRow.short_masked_max_seqlen_k > 0) {
+          // Up to short_masked_max_seqlen_k keys and the static deal's limit (with or without a
+          // workspace, the same tiles): the short tiles, each warpgroup on its own rows' key blocks.
+          if (p.seqlen_k <= kRow.short_masked_max_seqlen_k && p.seqlen_k <= kRow.persistent_max_seqlen_k)
+            return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true, true), false>(
+                p, stream, max_smem_optin, dynamic ? detail::Schedule::kDynamic : detail::Schedule::kStatic);
+        }
         return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(p, stream, max_smem_optin,
                                                                                        schedule);
       }
@@ -213,7 +220,10 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
       const detail::Schedule schedule = dynamic ? detail::Schedule::kDynamic : detail::Schedule::kStatic;
       if constexpr (kRow.short_wgs > 0) {
         // No mask and no score transform, query rows that pad less on the short tiles (tile_config.h).
-        if (!p.transform_scores && window_is_full(p.window) && kRow.short_pays(p.seqlen_q))
+        // Within the static deal's limit too, so that a workspace never changes the tile shape (and
+        // the output's bits).
+        if (!p.transform_scores && window_is_full(p.window) && p.seqlen_k <= kRow.persistent_max_seqlen_k &&
+            kRow.short_pays(p.seqlen_q))
           return detail::launch_fwd<K, kRow.for_kernel(false, true, false, false, true), false>(p, stream,
                                                                                               max_smem_optin, schedule);
       }

@@ -380,11 +380,35 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         if (cwg == 1) named_barrier_arrive(sched_other, kSchedThreads);
       }
 
+      // This warpgroup's first block (the loop runs from the last key block down). kWgKeyBlocks: the
+      // blocks past what its own 64 rows see are masked for all of them; it waits for each of those
+      // stages and frees it (the producer's phases stay in step) while the warpgroups whose rows see
+      // them compute. A warpgroup with no rows, or whose rows see no key, runs one block (masked).
+      int n_max = w.n_block_max;
+      if constexpr (Tr::kWgKeyBlocks) {
+        const int wg_first = w.m0 + 64 * cwg;
+        const int wg_last = min(wg_first + 64, w.len_q) - 1;
+        int wg_max = w.n_block_min + 1;
+        if (wg_last >= wg_first) {
+          int begin, end;
+          visible_key_range_i32(wg_last, w.len_q, w.len_k, p.window, &begin, &end);
+          wg_max = max(wg_max, (end + kBlockN - 1) / kBlockN);
+        }
+        n_max = min(n_max, wg_max);
+        for (int n_block = w.n_block_max - 1; n_block >= n_max; --n_block) {
+          pipeline_k.consumer_wait(read);
+          release(pipeline_k, ss.pipeline_k, read);
+          pipeline_v.consumer_wait(read);
+          release(pipeline_v, ss.pipeline_v, read);
+          ++read;
+        }
+      }
+
       Tensor rescale = make_tensor<float>(Shape<Int<kRows>, _1>{});  // (rows, 1): block n's O factors
       Tensor rP = make_tensor<Element>(partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{}).layout());
       Tensor tOrP = make_tensor(rP.data(), gmma_acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_K)
       {
-        const int n_block = w.n_block_max - 1;
+        const int n_block = n_max - 1;
         Tensor acc_s = partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{});  // (MMA, MMA_M, MMA_N)
         pipeline_k.consumer_wait(read);  // RAW: K[n] landed
         turn_begin();
@@ -398,7 +422,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       }
       PipelineState read_prev = read;  // the stage of block n + 1 (whose P V is pending)
       ++read;
-      for (int n_block = w.n_block_max - 2; n_block >= w.n_block_min; --n_block) {
+      for (int n_block = n_max - 2; n_block >= w.n_block_min; --n_block) {
         Tensor acc_s = partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{});  // (MMA, MMA_M, MMA_N)
         pipeline_k.consumer_wait(read);  // RAW: K[n] landed
         turn_begin();

@@ -41,6 +41,7 @@ struct FwdTraits {
   static constexpr bool kPersistent = C.persistent;
   static constexpr bool kLptGrid = C.masked_tile_group > 0 && !C.persistent;  // 1-D grid in TileOrder
   static constexpr bool kWgRelease = C.wg_release;  // one empty-barrier arrival per consumer warpgroup
+  static constexpr bool kWgKeyBlocks = C.wg_key_blocks;  // each warpgroup runs its own rows' key blocks only
   // Polynomial degree for the FMA-unit exp2s: P is rounded to Element next, so bf16 (8-bit mantissa)
   // needs less than fp16 (11 bits).
   static constexpr SoftmaxPolicy kSoftmaxPolicy{C.exp2_poly_every,
@@ -52,6 +53,8 @@ struct FwdTraits {
                     (kConsumerWgs + 1) * launch_regs(kConsumerWgs),
                 "register budget: setmaxnreg cannot hand out more than the CTA launched with");
   static_assert(!kPingPong || (kOverlap && kConsumerWgs == 2), "ping-pong needs the overlapped loop and 2 consumer warpgroups");
+  static_assert(!kWgKeyBlocks || (kOverlap && !kPingPong),
+                "per-warpgroup key blocks: the overlapped loop, no ping-pong");
 #if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED)
   static_assert(kBlockN % 32 == 0, "wgmma N shapes that are not multiples of 32 need CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED");
 #endif

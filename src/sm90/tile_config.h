@@ -62,24 +62,34 @@ struct FwdTileConfig {
   // longest of this and the persistent / dynamic limits; past those two on the dynamic scheduler
   // given a workspace, else with one CTA per tile (Fwd::run).
   int masked_max_seqlen_k = 0;
-  // Plain (no softcap/ALiBi) problems with no causal mask or window, on the persistent kernel (within
-  // its limits above), whose query rows pad at least 5% less to tiles of 64 * short_wgs rows than to
-  // block_m (short_pays): short_wgs consumer warpgroups (roles.h's budgets), short_block_n keys per
-  // step, short_stages K/V stages, the overlapped loop without ping-pong. A separate instantiation,
-  // picked by Fwd::run; 0: off.
+  // Plain (no softcap/ALiBi) problems with no causal mask or window, up to persistent_max_seqlen_k
+  // keys (so that a workspace changes the schedule only), whose query rows pad at least 5% less to
+  // tiles of 64 * short_wgs rows than to block_m (short_pays): short_wgs consumer warpgroups
+  // (roles.h's budgets), short_block_n keys per step, short_stages K/V stages, the overlapped loop
+  // without ping-pong. A separate instantiation, picked by Fwd::run; 0: off.
   int short_wgs = 0;
   int short_block_n = 0;
   int short_stages = 0;
+  // Plain problems with a causal mask or window up to this many keys (and persistent_max_seqlen_k)
+  // run the short_wgs instantiation too, before the masked kernel; there each consumer
+  // warpgroup skips the key blocks that every one of its own 64 rows masks (wg_key_blocks). 0: none.
+  int short_masked_max_seqlen_k = 0;
+  // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
+  // rows see (waiting for and freeing the others' stages), on the overlapped loop without ping-pong.
+  bool wg_key_blocks = false;
   // Set by for_kernel, not in the rows: this instantiation is the persistent one.
   bool persistent = false;
 
   // The configuration one kernel instantiation runs: the row, for the softcap/ALiBi kernel
   // (`transform`) without overlap and ping-pong when transform_overlap is off, persistent or not,
-  // with block_n_full's width for `full` (unmasked, plain) problems, and with block_n_masked's width
-  // and the plain loop for `masked` (plain, persistent) ones.
+  // with block_n_full's width for `full` (unmasked, plain) problems, with block_n_masked's width and
+  // the plain loop for `masked` (plain, persistent) ones, and the short_wgs tiles for `short_rows`
+  // (plain, persistent; `masked` there turns on wg_key_blocks instead).
   constexpr FwdTileConfig for_kernel(bool transform, bool persistent_kernel, bool full = false,
                                      bool masked = false, bool short_rows = false) const {
     FwdTileConfig c = *this;
+    if (transform && !transform_overlap) c.overlap = c.pingpong = false;
+    c.persistent = persistent_kernel;
     if (short_rows && short_wgs > 0) {
       c.consumer_wgs = short_wgs;
       c.block_m = 64 * short_wgs;
@@ -87,17 +97,17 @@ struct FwdTileConfig {
       c.stages = short_stages;
       c.overlap = true;
       c.pingpong = false;
-    }
-    if (transform && !transform_overlap) c.overlap = c.pingpong = false;
-    c.persistent = persistent_kernel;
-    if (full && block_n_full > 0) c.block_n = block_n_full;
-    if (masked && block_n_masked > 0) {
-      c.block_n = block_n_masked;
-      c.overlap = c.pingpong = false;
+      c.wg_key_blocks = masked;
+    } else {
+      if (full && block_n_full > 0) c.block_n = block_n_full;
+      if (masked && block_n_masked > 0) {
+        c.block_n = block_n_masked;
+        c.overlap = c.pingpong = false;
+      }
     }
     c.block_n_full = 0;
     c.block_n_masked = 0;
-    c.short_wgs = c.short_block_n = c.short_stages = 0;
+    c.short_wgs = c.short_block_n = c.short_stages = c.short_masked_max_seqlen_k = 0;
     return c;
   }
 
@@ -181,6 +191,9 @@ constexpr int persistent_limit_choice(int measured) {
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D64_SHORT_STAGES
 #define FLASHCUTE_SM90_FWD_D64_SHORT_STAGES 4
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX
+#define FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX 1024
 #endif
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED
@@ -314,13 +327,21 @@ constexpr int dynamic_limit_choice(int measured) {
 //   Two consumer warpgroups with ping-pong (FLASHCUTE_SM90_FWD_D64_WGS=2, _PINGPONG=1): 0.85-0.97 at
 //   512-8k, causal and not; and the third warpgroup of a query block with no rows skipping its
 //   products under a branch: ptxas serialized the wgmma (C7514), 0.81-0.87 non-causal. Not taken.
+// - d 64 short rows (session 21, ab_steady, bf16, 1500 launches, 3 rounds): four consumer warpgroups
+//   on 256 x 64 tiles (112 registers each; 96 keys spilled 292 bytes), 4 stages: non-causal 512 +7.7%,
+//   1k +3.1% over the 192-row kernel (2 stages +3.6% / +3.7%, 3 stages +7.0% / +3.3%); at 2k, where
+//   192-row tiles pad 3%, the four warpgroups read 0.97-0.99, so short_pays asks for 5% less padding.
+//   Causal, with each warpgroup skipping the key blocks its own rows mask (wg_key_blocks), over the
+//   masked kernel: +12.8% at 512, +10.0% at 1k, -6.8% at 2k, so up to 1k keys. Without the skip the
+//   same tiles read +0.5% / +2.4% (session 21's first A/B). The skip's code in the non-causal kernel
+//   cost 1.7% at 512, so that kernel is built without it.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
     //     overlap, pingpong, persistent up to seqlen_k, wg_release, transform_overlap,
     //     exp2_poly_every, rescale_threshold, fused_exp2, block_n_full, dynamic up to seqlen_k,
     //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k, short_wgs, short_block_n,
-    //     short_stages
+    //     short_stages, short kernel for masked problems up to seqlen_k
     // 88 KB (+24 KB O, persistent)
     {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
@@ -328,7 +349,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0,
      dynamic_limit_choice(2048), block_n_masked_choice(192), masked_tile_group_choice(4), masked_limit_choice(16384),
      /*short rows: 256 x 64 tiles (112 registers, 0 spills; 96 keys spilled 292 bytes):*/
-     FLASHCUTE_SM90_FWD_D64_SHORT_WGS, 64, FLASHCUTE_SM90_FWD_D64_SHORT_STAGES},
+     FLASHCUTE_SM90_FWD_D64_SHORT_WGS, 64, FLASHCUTE_SM90_FWD_D64_SHORT_STAGES,
+     FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX},
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,

@@ -522,9 +522,12 @@ std::vector<FwdCase> full_compiled_tiles() {
     }
     if (c.block_n_masked > 0) rows.push_back({c.head_dim, 0, c.block_n_masked, false, Mask::kCausal});
     // short_wgs: unmasked plain problems whose query rows pad less to 64 * short_wgs rows (the query
-    // sizes below it and one short of twice it; the key sizes at 6 rows short of one such tile).
+    // sizes below it and one short of twice it; the key sizes at 6 rows short of one such tile), and
+    // causal ones up to short_masked_max_seqlen_k keys (every size here).
     if (c.short_wgs > 0)
-      rows.push_back({c.head_dim, 64 * c.short_wgs, c.short_block_n, false, Mask::kNone, 0, 64 * c.short_wgs - 6});
+      rows.push_back({c.head_dim, 64 * c.short_wgs, c.short_block_n, false,
+                      c.short_masked_max_seqlen_k > 0 ? std::nullopt : std::optional<Mask>(Mask::kNone), 0,
+                      64 * c.short_wgs - 6});
   }
   std::vector<FwdCase> v;
   std::vector<std::string> seen;

@@ -19,4 +19,9 @@ run --batch 3 --heads 8 --seqlen 255 --fwd-workspace yes
 run --batch 3 --heads 8 --heads-kv 1 --seqlen 1000 --fwd-workspace no
 run --batch 3 --heads 8 --seqlen-q 250 --seqlen-k 130 --fwd-workspace yes
 run --batch 2 --heads 8 --seqlen 511 --fwd-workspace yes
+run --batch 2 --heads 8 --seqlen-q 300 --seqlen-k 1000 --causal --fwd-workspace yes
+run --batch 2 --heads 8 --seqlen-q 1000 --seqlen-k 300 --causal --fwd-workspace yes
+run --batch 2 --heads 8 --seqlen-q 1000 --seqlen-k 300 --causal --fwd-workspace no
+run --batch 2 --heads 8 --heads-kv 4 --seqlen 2048 --causal --fwd-workspace yes
+run --batch 2 --heads 8 --seqlen 1500 --window-left 200 --window-right 0 --fwd-workspace yes
 exit $fail
