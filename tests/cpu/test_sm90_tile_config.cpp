@@ -1,0 +1,100 @@
+// The SM90 forward's tile-config rules that the dispatch (src/sm90/fwd.cuh) applies at run time:
+// which problems take d 64's short tiles, what each instantiation's configuration is, and the
+// property the short causal kernel's per-warpgroup key range rests on.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "common/mask.h"
+#include "sm90/tile_config.h"
+
+namespace flashcute::sm90 {
+namespace {
+
+constexpr FwdTileConfig kD64 = fwd_tile_config(64);
+
+TEST(Sm90TileConfig, ShortRowsPickedByPadding) {
+  if (kD64.short_wgs == 0) GTEST_SKIP() << "d 64's short tiles are off (FLASHCUTE_SM90_FWD_D64_SHORT_WGS=0)";
+  ASSERT_EQ(kD64.block_m, 192);
+  ASSERT_EQ(kD64.short_wgs, 4);
+  // Rows padded to 256 against 192: taken where that pads at least 5% less.
+  EXPECT_TRUE(kD64.short_pays(512));    // 512 against 576
+  EXPECT_TRUE(kD64.short_pays(1000));   // 1024 against 1152
+  EXPECT_TRUE(kD64.short_pays(1024));
+  EXPECT_TRUE(kD64.short_pays(255));    // 256 against 384
+  EXPECT_FALSE(kD64.short_pays(2048));  // 2048 against 2112: under 5%
+  EXPECT_FALSE(kD64.short_pays(300));   // 512 against 384
+  EXPECT_FALSE(kD64.short_pays(192));
+  EXPECT_FALSE(kD64.short_pays(1));     // 256 against 192
+  EXPECT_FALSE(kD64.short_pays(0));
+  for (const FwdTileConfig& c : kFwdTileConfigs)
+    if (c.short_wgs == 0) {
+      EXPECT_FALSE(c.short_pays(512)) << "d " << c.head_dim;
+    }
+}
+
+TEST(Sm90TileConfig, InstantiationConfigs) {
+  if (kD64.short_wgs == 0) GTEST_SKIP() << "d 64's short tiles are off (FLASHCUTE_SM90_FWD_D64_SHORT_WGS=0)";
+  constexpr FwdTileConfig plain = kD64.for_kernel(false, true, false, false, true);
+  constexpr FwdTileConfig masked = kD64.for_kernel(false, true, false, true, true);
+  for (const FwdTileConfig& c : {plain, masked}) {
+    EXPECT_EQ(c.consumer_wgs, kD64.short_wgs);
+    EXPECT_EQ(c.block_m, 64 * kD64.short_wgs);
+    EXPECT_EQ(c.block_n, kD64.short_block_n);
+    EXPECT_EQ(c.stages, kD64.short_stages);
+    EXPECT_TRUE(c.overlap);
+    EXPECT_FALSE(c.pingpong);
+    EXPECT_TRUE(c.persistent);
+    EXPECT_EQ(c.short_wgs, 0);  // normalized: the kernel's template argument carries no dispatch fields
+    EXPECT_EQ(c.threads(), (kD64.short_wgs + 1) * 128);
+    EXPECT_LE(c.tile_smem_bytes() + int64_t(c.block_m) * c.head_dim * 2, 227 * 1024);  // with O's own space
+  }
+  EXPECT_FALSE(plain.wg_key_blocks);
+  EXPECT_TRUE(masked.wg_key_blocks);
+  // The masked kernel without the short tiles: block_n_masked on the plain loop, no per-warpgroup range.
+  constexpr FwdTileConfig wide = kD64.for_kernel(false, true, false, true);
+  EXPECT_EQ(wide.block_m, kD64.block_m);
+  EXPECT_EQ(wide.block_n, kD64.block_n_masked);
+  EXPECT_FALSE(wide.overlap);
+  EXPECT_FALSE(wide.wg_key_blocks);
+  // No other row or instantiation turns the per-warpgroup range on.
+  for (const FwdTileConfig& c : kFwdTileConfigs) {
+    for (const bool transform : {false, true})
+      for (const bool persistent : {false, true})
+        for (const bool full : {false, true})
+          for (const bool m : {false, true}) {
+            EXPECT_FALSE(c.for_kernel(transform, persistent, full, m).wg_key_blocks);
+          }
+  }
+}
+
+// wg_key_blocks: a warpgroup runs the key blocks below ceil(end(last row) / block_n), end() from
+// visible_key_range of its last row (fwd_kernel.cuh). That skips no key any of its rows sees iff
+// end() does not decrease with the row, for every window the contract allows.
+TEST(Sm90TileConfig, WarpgroupKeyRangeCoversItsRows) {
+  const int seqlens[] = {1, 7, 63, 64, 65, 130, 255, 256, 300, 511, 777, 1000};
+  const int windows[][2] = {{-1, 0}, {-1, -1}, {0, 0}, {100, 50}, {200, 0}, {5, 3}, {-1, 17}, {3, -1}};
+  for (int sq : seqlens)
+    for (int sk : seqlens)
+      for (const auto& lr : windows) {
+        const Window w = make_window(false, lr[0], lr[1]);
+        for (int first = 0; first < sq; first += 64) {
+          const int last = std::min(first + 64, sq) - 1;
+          int b_last, e_last;
+          visible_key_range_i32(last, sq, sk, w, &b_last, &e_last);
+          for (int i = first; i <= last; ++i) {
+            int b, e;
+            visible_key_range_i32(i, sq, sk, w, &b, &e);
+            if (e > b) {
+              ASSERT_LE(e, e_last) << "sq " << sq << " sk " << sk << " window " << lr[0] << "," << lr[1]
+                                   << " row " << i;
+            }
+          }
+        }
+      }
+}
+
+}  // namespace
+}  // namespace flashcute::sm90
