@@ -208,9 +208,10 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
         if constexpr (kRow.short_wgs > 0 && kRow.short_masked_max_seqlen_k > 0) {
           // Up to short_masked_max_seqlen_k keys and the static deal's limit (with or without a
           // workspace, the same tiles): the short tiles, each warpgroup on its own rows' key blocks.
+          // Within persistent_max_seqlen_k the schedule above is the dynamic one or the static deal.
           if (p.seqlen_k <= kRow.short_masked_max_seqlen_k && p.seqlen_k <= kRow.persistent_max_seqlen_k)
-            return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true, true), false>(
-                p, stream, max_smem_optin, dynamic ? detail::Schedule::kDynamic : detail::Schedule::kStatic);
+            return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true, true), false>(p, stream,
+                                                                                             max_smem_optin, schedule);
         }
         return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(p, stream, max_smem_optin,
                                                                                        schedule);

@@ -330,7 +330,7 @@ constexpr int dynamic_limit_choice(int measured) {
 // - d 64 short rows (session 21, ab_steady, bf16, 1500 launches, 3 rounds): four consumer warpgroups
 //   on 256 x 64 tiles (112 registers each; 96 keys spilled 292 bytes), 4 stages: non-causal 512 +7.7%,
 //   1k +3.1% over the 192-row kernel (2 stages +3.6% / +3.7%, 3 stages +7.0% / +3.3%); at 2k, where
-//   192-row tiles pad 3%, the four warpgroups read 0.97-0.99, so short_pays asks for 5% less padding.
+//   192-row tiles pad 3%, the four warpgroups read 0.95-0.99, so short_pays asks for 5% less padding.
 //   Causal, with each warpgroup skipping the key blocks its own rows mask (wg_key_blocks), over the
 //   masked kernel: +12.8% at 512, +10.0% at 1k, -6.8% at 2k, so up to 1k keys. Without the skip the
 //   same tiles read +0.5% / +2.4% (session 21's first A/B). The skip's code in the non-causal kernel
