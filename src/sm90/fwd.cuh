@@ -50,7 +50,7 @@ inline std::string tma_problem(const char* name, TmaView& t, int esize) {
   return {};
 }
 
-template <class Tr, class Tma, class CopyOp = cute::SM90_TMA_LOAD, class SmemLayout, class Tile>
+template <class Tr, class Tma, class CopyOp = cute::SM90_TMA_LOAD, int kMulticast = 1, class SmemLayout, class Tile>
 Tma make_tma(const TmaView& t, typename Tr::ShapeT* shape, SmemLayout smem_layout, Tile tile) {
   using namespace cute;
   using Element = typename Tr::Element;
@@ -60,7 +60,7 @@ Tma make_tma(const TmaView& t, typename Tr::ShapeT* shape, SmemLayout smem_layou
   using Ptr = std::conditional_t<std::is_same_v<CopyOp, SM90_TMA_STORE>, Element*, const Element*>;
   Tensor g = make_tensor(make_gmem_ptr(static_cast<Ptr>(const_cast<void*>(t.ptr))), *shape,
                          make_stride(t.row_stride, _1{}, t.head_stride, t.batch_stride));
-  return make_tma_copy(CopyOp{}, g, smem_layout, tile, _1{});
+  return make_tma_copy(CopyOp{}, g, smem_layout, tile, Int<kMulticast>{});
 }
 
 // How the persistent instantiation gets its tiles: the static deal over one CTA per SM, the
@@ -102,10 +102,11 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, Sch
   typename Tr::ShapeT shape_q, shape_k, shape_v;
   auto tma_q = make_tma<Tr, typename Tr::TmaQ>(q, &shape_q, typename Tr::SmemLayoutQ{},
                                                Shape<typename Tr::BlockM, typename Tr::HeadDim>{});
-  auto tma_k = make_tma<Tr, typename Tr::TmaKV>(k, &shape_k, take<0, 2>(typename Tr::SmemLayoutK{}),
-                                                Shape<typename Tr::BlockN, typename Tr::HeadDim>{});
-  auto tma_v = make_tma<Tr, typename Tr::TmaKV>(v, &shape_v, take<0, 2>(typename Tr::SmemLayoutV{}),
-                                                Shape<typename Tr::BlockN, typename Tr::HeadDim>{});
+  using KVOp = typename Tr::TmaKVOp;
+  auto tma_k = make_tma<Tr, typename Tr::TmaKV, KVOp, Tr::kCluster>(k, &shape_k, take<0, 2>(typename Tr::SmemLayoutK{}),
+                                                                    Shape<typename Tr::BlockN, typename Tr::HeadDim>{});
+  auto tma_v = make_tma<Tr, typename Tr::TmaKV, KVOp, Tr::kCluster>(v, &shape_v, take<0, 2>(typename Tr::SmemLayoutV{}),
+                                                                    Shape<typename Tr::BlockN, typename Tr::HeadDim>{});
   // O by TMA store where TMA can address it (validation's 16-byte strides make that every case but
   // extents, strides or a pointer past TMA's limits, which keep the consumers' 128-bit stores).
   TmaView o{p.out, rows_q, p.head_dim_v, p.heads_q, nb, p.o_row_stride, p.o_head_stride, p.o_batch_stride};
@@ -173,7 +174,29 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, Sch
         return Status::Cuda(std::string("sm90 forward: tile counter reset: ") + cudaGetErrorString(err));
     }
   }
-  kernel<<<grid, Tr::kThreads, kSmem, reinterpret_cast<cudaStream_t>(stream)>>>(params);
+  if constexpr (Tr::kCluster > 1) {
+    // Clusters of adjacent query blocks along x (Fwd::run launches these only with an even count).
+    if (grid.x % Tr::kCluster != 0 || params.tile_group != 1)
+      return Status::Internal("sm90 forward: a cluster launch needs the query blocks in whole clusters");
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(Tr::kThreads);
+    config.dynamicSmemBytes = static_cast<size_t>(kSmem);
+    config.stream = reinterpret_cast<cudaStream_t>(stream);
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = Tr::kCluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    config.attrs = attr;
+    config.numAttrs = 1;
+    const cudaError_t launch_err = cudaLaunchKernelEx(&config, kernel, params);
+    if (launch_err != cudaSuccess)
+      return Status::Cuda(std::string("sm90 forward cluster launch: ") + cudaGetErrorName(launch_err) + " (" +
+                          cudaGetErrorString(launch_err) + ")");
+  } else {
+    kernel<<<grid, Tr::kThreads, kSmem, reinterpret_cast<cudaStream_t>(stream)>>>(params);
+  }
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
     return Status::Cuda(std::string("sm90 forward launch: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
@@ -232,6 +255,15 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
                  ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin, schedule)
                  : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin, schedule);
     }
+  }
+  if constexpr (kRow.cluster_full > 1) {
+    // No mask, no score transform, not varlen (every query block has rows and the same key blocks),
+    // query blocks in whole clusters: clusters sharing K and V by multicast.
+    const int64_t m_blocks = (p.seqlen_q + kRow.block_m - 1) / kRow.block_m;
+    if (!p.transform_scores && window_is_full(p.window) && p.cu_seqlens_q == nullptr && m_blocks > 0 &&
+        m_blocks % kRow.cluster_full == 0)
+      return detail::launch_fwd<K, kRow.for_kernel(false, false, true, false, false, true), false>(p, stream,
+                                                                                               max_smem_optin);
   }
   if constexpr (kRow.block_n_full > 0) {
     // No mask and no score transform: the wider key step of block_n_full.

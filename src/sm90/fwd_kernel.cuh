@@ -205,7 +205,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   pipe.transaction_bytes = Tr::kTmaBytesKV;
   pipe.role = producer ? Pipeline::ThreadCategory::Producer : Pipeline::ThreadCategory::Consumer;
   pipe.is_leader = tidx == 0;  // the thread that issues every TMA
-  pipe.num_consumers = Tr::kWgRelease ? Tr::kConsumerWgs : Tr::kConsumerThreads;  // empty-barrier arrivals
+  // Empty-barrier arrivals: every consumer thread, or one per consumer warpgroup (kWgRelease). With
+  // clusters CUTLASS counts (CTAs in the cluster) x (consumer warpgroups) from the thread count: each
+  // warpgroup of every CTA frees each stage once in every CTA (the multicast writes to all of them).
+  pipe.num_consumers = Tr::kWgRelease && Tr::kCluster == 1 ? Tr::kConsumerWgs : Tr::kConsumerThreads;
   if (tidx == 0) {
     Barrier::init(&ss.barrier_q, 1);
     Barrier::init(&ss.barrier_q_empty, Tr::kConsumerThreads);
@@ -215,10 +218,16 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     }
   }
   // Both constructors initialize their mbarriers from warp 0 and fence the initialization.
-  Pipeline pipeline_k(ss.pipeline_k, pipe, Shape<_1, _1, _1>{});
-  Pipeline pipeline_v(ss.pipeline_v, pipe, Shape<_1, _1, _1>{});
-  // RAW: every mbarrier is initialized before any thread waits on or arrives at it.
-  __syncthreads();
+  Pipeline pipeline_k(ss.pipeline_k, pipe, typename Tr::ClusterShape{});
+  Pipeline pipeline_v(ss.pipeline_v, pipe, typename Tr::ClusterShape{});
+  // RAW: every mbarrier is initialized before any thread waits on or arrives at it (with clusters,
+  // before the other CTA's multicast or remote arrivals reach it).
+  if constexpr (Tr::kCluster > 1) {
+    cute::cluster_arrive_relaxed();
+    cute::cluster_wait();
+  } else {
+    __syncthreads();
+  }
 
   // --- producer: thread 0 issues every TMA ------------------------------------------------------------
   if (producer) {
@@ -242,13 +251,25 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       Tensor gK = local_tile(mK, Shape<BlockN, HeadDim>{}, make_coord(_, _0{}));          // (BN, D, n)
       Tensor gV = local_tile(mV, Shape<BlockN, HeadDim>{}, make_coord(_, _0{}));          // (BN, D, n)
       auto [tQgQ, tQsQ] = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
-      auto [tKgK, tKsK] = tma_partition(params.tma_k, _0{}, Layout<_1>{}, group_modes<0, 2>(sK), group_modes<0, 2>(gK));
-      auto [tVgV, tVsV] = tma_partition(params.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV));
+      // With clusters this CTA's share of each K/V block (multicast to every CTA of the cluster).
+      const int cta_rank = Tr::kCluster > 1 ? static_cast<int>(cute::block_rank_in_cluster()) : 0;
+      auto [tKgK, tKsK] = tma_partition(params.tma_k, cta_rank, Layout<Int<Tr::kCluster>>{}, group_modes<0, 2>(sK),
+                                        group_modes<0, 2>(gK));
+      auto [tVgV, tVsV] = tma_partition(params.tma_v, cta_rank, Layout<Int<Tr::kCluster>>{}, group_modes<0, 2>(sV),
+                                        group_modes<0, 2>(gV));
+      auto tma_k = [&](auto* bar) {
+        if constexpr (Tr::kCluster > 1) return params.tma_k.with(*bar, static_cast<uint16_t>((1u << Tr::kCluster) - 1));
+        else return params.tma_k.with(*bar);
+      };
+      auto tma_v = [&](auto* bar) {
+        if constexpr (Tr::kCluster > 1) return params.tma_v.with(*bar, static_cast<uint16_t>((1u << Tr::kCluster) - 1));
+        else return params.tma_v.with(*bar);
+      };
 
-      for (int n_block = w.n_block_max - 1; n_block >= w.n_block_min; --n_block) {
+      auto load_block = [&](int n_block) {
         // WAR: producer_acquire waits until every consumer thread released this stage's last tile.
         pipeline_k.producer_acquire(write);
-        copy(params.tma_k.with(*pipeline_k.producer_get_barrier(write)), tKgK(_, n_block), tKsK(_, write.index()));
+        copy(tma_k(pipeline_k.producer_get_barrier(write)), tKgK(_, n_block), tKsK(_, write.index()));
         if (n_block == w.n_block_max - 1) {
           // Q after the first K block, so that (persistent) that K load is already in flight while
           // this thread waits for the previous tile to free Q's space: every consumer thread has
@@ -260,10 +281,24 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           copy(params.tma_q.with(ss.barrier_q), tQgQ, tQsQ);
         }
         pipeline_v.producer_acquire(write);
-        copy(params.tma_v.with(*pipeline_v.producer_get_barrier(write)), tVgV(_, n_block), tVsV(_, write.index()));
+        copy(tma_v(pipeline_v.producer_get_barrier(write)), tVgV(_, n_block), tVsV(_, write.index()));
         ++write;
+      };
+      if constexpr (Tr::kCluster > 1) {
+        // Not unrolled: the multicast's operands spilled the producer's 24 registers (156 bytes) in
+        // ptxas's unrolled loop.
+#pragma unroll 1
+        for (int n_block = w.n_block_max - 1; n_block >= w.n_block_min; --n_block) load_block(n_block);
+      } else {
+        for (int n_block = w.n_block_max - 1; n_block >= w.n_block_min; --n_block) load_block(n_block);
       }
     });
+    if constexpr (Tr::kCluster > 1) {
+      // The CTA stays until every CTA of the cluster has freed every stage: their consumers' last
+      // (remote) arrivals land on this CTA's empty barriers.
+      pipeline_k.producer_tail(write);
+      pipeline_v.producer_tail(write);
+    }
     return;
   }
 
@@ -287,10 +322,15 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
   // Frees a K or V stage for the producer. Every consumer thread arrives (the empty barrier counts
   // 256), or with kWgRelease one thread per warpgroup (it counts 2): the stage is read only by the
-  // warpgroup's wgmma, whose completion this thread has just waited for.
+  // warpgroup's wgmma, whose completion this thread has just waited for. With clusters, always one
+  // arrival per warpgroup and CTA: the warpgroup's thread c frees the stage in CTA c (the count
+  // CUTLASS derives from the thread count; its own spread of arrivals kept two more registers live
+  // in the consumers, which spilled 12 bytes at d 256).
   const int wtid = ctid % kWarpgroupThreads;
   auto release = [&](Pipeline& pipeline, typename Pipeline::SharedStorage& storage, const PipelineState& state) {
-    if constexpr (Tr::kWgRelease) {
+    if constexpr (Tr::kCluster > 1) {
+      if (wtid < Tr::kCluster) storage.empty_barrier_[state.index()].arrive(static_cast<uint32_t>(wtid));
+    } else if constexpr (Tr::kWgRelease) {
       if (wtid == 0) storage.empty_barrier_[state.index()].arrive();
     } else {
       pipeline.consumer_release(state);

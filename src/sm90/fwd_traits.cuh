@@ -42,6 +42,9 @@ struct FwdTraits {
   static constexpr bool kLptGrid = C.masked_tile_group > 0 && !C.persistent;  // 1-D grid in TileOrder
   static constexpr bool kWgRelease = C.wg_release;  // one empty-barrier arrival per consumer warpgroup
   static constexpr bool kWgKeyBlocks = C.wg_key_blocks;  // each warpgroup runs its own rows' key blocks only
+  // CTAs per cluster (adjacent query blocks of one head sharing every K/V block by TMA multicast).
+  static constexpr int kCluster = C.cluster;
+  using ClusterShape = cute::Shape<cute::Int<kCluster>, cute::_1, cute::_1>;
   // Polynomial degree for the FMA-unit exp2s: P is rounded to Element next, so bf16 (8-bit mantissa)
   // needs less than fp16 (11 bits).
   static constexpr SoftmaxPolicy kSoftmaxPolicy{C.exp2_poly_every,
@@ -55,6 +58,10 @@ struct FwdTraits {
   static_assert(!kPingPong || (kOverlap && kConsumerWgs == 2), "ping-pong needs the overlapped loop and 2 consumer warpgroups");
   static_assert(!kWgKeyBlocks || (kOverlap && !kPingPong),
                 "per-warpgroup key blocks: the overlapped loop, no ping-pong");
+  // (On the TileOrder grid with groups of one head, which unmasked problems get, tiles 2i and 2i + 1
+  // are adjacent query blocks of one head, as on the 3-D grid.)
+  static_assert(kCluster == 1 || (kCluster == 2 && !kPersistent && !kWgKeyBlocks),
+                "clusters: two CTAs, the non-persistent kernel");
 #if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED)
   static_assert(kBlockN % 32 == 0, "wgmma N shapes that are not multiples of 32 need CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED");
 #endif
@@ -101,9 +108,10 @@ struct FwdTraits {
                                                 StrideT{}));
   using TmaQ = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, GmemTensor{}, SmemLayoutQ{},
                                             cute::Shape<BlockM, HeadDim>{}, cute::_1{}));
-  using TmaKV = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, GmemTensor{},
-                                             cute::take<0, 2>(SmemLayoutK{}), cute::Shape<BlockN, HeadDim>{},
-                                             cute::_1{}));
+  // K and V: with clusters, each CTA loads 1/kCluster of a block and multicasts it to the cluster.
+  using TmaKVOp = std::conditional_t<(kCluster > 1), cute::SM90_TMA_LOAD_MULTICAST, cute::SM90_TMA_LOAD>;
+  using TmaKV = decltype(cute::make_tma_copy(TmaKVOp{}, GmemTensor{}, cute::take<0, 2>(SmemLayoutK{}),
+                                             cute::Shape<BlockN, HeadDim>{}, cute::Int<kCluster>{}));
   // O out of smem by TMA, one store per consumer warpgroup (64 rows): the store writes only what lies
   // inside the tensor map's extents (rows < seqlen_q, columns < head_dim_v).
   using GmemTensorO =

@@ -74,6 +74,13 @@ struct FwdTileConfig {
   // run the short_wgs instantiation too, before the masked kernel; there each consumer
   // warpgroup skips the key blocks that every one of its own 64 rows masks (wg_key_blocks). 0: none.
   int short_masked_max_seqlen_k = 0;
+  // Plain problems with no causal mask or window, not varlen, with an even number of query blocks, on
+  // the non-persistent kernel: clusters of this many CTAs (adjacent query blocks of one head, the
+  // same key blocks), each CTA's producer loading 1/cluster_full of every K and V block and
+  // multicasting it to the cluster. A separate instantiation, picked by Fwd::run; 0: off.
+  int cluster_full = 0;
+  // Set by for_kernel, not in the rows: the CTAs per cluster of this instantiation (1: no cluster).
+  int cluster = 1;
   // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
   // rows see (waiting for and freeing the others' stages), on the overlapped loop without ping-pong.
   bool wg_key_blocks = false;
@@ -84,10 +91,13 @@ struct FwdTileConfig {
   // (`transform`) without overlap and ping-pong when transform_overlap is off, persistent or not,
   // with block_n_full's width for `full` (unmasked, plain) problems, with block_n_masked's width and
   // the plain loop for `masked` (plain, persistent) ones, and the short_wgs tiles for `short_rows`
-  // (plain, persistent; `masked` there turns on wg_key_blocks instead).
+  // (plain, persistent; `masked` there turns on wg_key_blocks instead); `clustered`: cluster_full's
+  // clusters (plain, unmasked, non-persistent).
   constexpr FwdTileConfig for_kernel(bool transform, bool persistent_kernel, bool full = false,
-                                     bool masked = false, bool short_rows = false) const {
+                                     bool masked = false, bool short_rows = false, bool clustered = false) const {
     FwdTileConfig c = *this;
+    c.cluster = clustered && cluster_full > 1 ? cluster_full : 1;
+    c.cluster_full = 0;
     if (transform && !transform_overlap) c.overlap = c.pingpong = false;
     c.persistent = persistent_kernel;
     if (short_rows && short_wgs > 0) {
@@ -128,6 +138,12 @@ struct FwdTileConfig {
     return (static_cast<int64_t>(block_m) + 2 * static_cast<int64_t>(stages) * block_n) * head_dim * 2;
   }
 };
+
+// The row with cluster_full set (the rows' aggregate initializers stop before it).
+constexpr FwdTileConfig with_cluster(FwdTileConfig c, int cluster_full) {
+  c.cluster_full = cluster_full;
+  return c;
+}
 
 // Each row's overlap / pingpong / persistent choice is the measured winner (H100, bf16, d 64/128/256,
 // seqlen 512-8k, causal and not; docs/perf-notes.md, "SM90 switches"). The FLASHCUTE_SM90_FWD_*
@@ -195,6 +211,11 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX
 #define FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX 1024
 #endif
+// cluster_full of the d 128 and d 256 rows (-1 keeps the rows'; 0 off; 2 clusters of two CTAs).
+#ifndef FLASHCUTE_SM90_FWD_CLUSTER
+#define FLASHCUTE_SM90_FWD_CLUSTER -1
+#endif
+constexpr int cluster_choice(int measured) { return FLASHCUTE_SM90_FWD_CLUSTER < 0 ? measured : FLASHCUTE_SM90_FWD_CLUSTER; }
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED
 #define FLASHCUTE_SM90_FWD_BLOCK_N_MASKED -1
@@ -355,20 +376,23 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    {128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
-     overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
-     wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
-     fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
-     block_n_masked_choice(0), masked_tile_group_choice(4)},
+    with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
+                  overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
+                  wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
+                  fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
+                  block_n_masked_choice(0), masked_tile_group_choice(4)},
+                 cluster_choice(0)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
      rescale_threshold_choice(8), fused_exp2_choice(false), 0, dynamic_limit_choice(0),
      block_n_masked_choice(0), masked_tile_group_choice(0)},
     // 224 KB; acc_o 128 + S 40 registers
-    {256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
-     wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
-     dynamic_limit_choice(4096), block_n_masked_choice(0), masked_tile_group_choice(4)},
+    with_cluster({256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
+                  wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8),
+                  fused_exp2_choice(false), 0, dynamic_limit_choice(4096), block_n_masked_choice(0),
+                  masked_tile_group_choice(4)},
+                 cluster_choice(0)),
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
