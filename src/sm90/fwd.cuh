@@ -212,6 +212,16 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
     return Status::NotSupported("sm90 forward: heads_q and batch must be <= 65535 (grid y/z limits)");
   constexpr FwdTileConfig kRow = fwd_tile_config(K.head_dim);
   static_assert(kRow.head_dim == K.head_dim, "no SM90 forward tile config for this head-dim bucket");
+  if constexpr (kRow.cluster_min_seqlen_k > 0) {
+    // No mask, no score transform, not varlen (every query block has rows and the same key blocks),
+    // seqlen_k from the row's limit, query blocks in pairs: clusters of two CTAs sharing K and V by
+    // multicast, with or without a workspace.
+    const int64_t m_blocks = (p.seqlen_q + kRow.block_m - 1) / kRow.block_m;
+    if (!p.transform_scores && window_is_full(p.window) && p.cu_seqlens_q == nullptr &&
+        p.seqlen_k >= kRow.cluster_min_seqlen_k && m_blocks > 0 && m_blocks % 2 == 0)
+      return detail::launch_fwd<K, kRow.for_kernel(false, false, true, false, false, true), false>(p, stream,
+                                                                                               max_smem_optin);
+  }
   // The persistent instantiation where the row says it pays (tile_config.h): with the dynamic tile
   // scheduler when the caller gave a workspace, else with the static deal.
   if constexpr (kRow.persistent_max_seqlen_k > 0 || kRow.dynamic_max_seqlen_k > 0) {
@@ -255,15 +265,6 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
                  ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin, schedule)
                  : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin, schedule);
     }
-  }
-  if constexpr (kRow.cluster_full > 1) {
-    // No mask, no score transform, not varlen (every query block has rows and the same key blocks),
-    // query blocks in whole clusters: clusters sharing K and V by multicast.
-    const int64_t m_blocks = (p.seqlen_q + kRow.block_m - 1) / kRow.block_m;
-    if (!p.transform_scores && window_is_full(p.window) && p.cu_seqlens_q == nullptr && m_blocks > 0 &&
-        m_blocks % kRow.cluster_full == 0)
-      return detail::launch_fwd<K, kRow.for_kernel(false, false, true, false, false, true), false>(p, stream,
-                                                                                               max_smem_optin);
   }
   if constexpr (kRow.block_n_full > 0) {
     // No mask and no score transform: the wider key step of block_n_full.

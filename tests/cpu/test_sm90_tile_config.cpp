@@ -70,6 +70,29 @@ TEST(Sm90TileConfig, InstantiationConfigs) {
   }
 }
 
+// Clusters of two CTAs: only the instantiation Fwd::run asks for with `clustered` has them, on the
+// non-persistent kernel, and only rows with cluster_min_seqlen_k; the template argument keeps no
+// dispatch field.
+TEST(Sm90TileConfig, ClusterConfigs) {
+  bool any = false;
+  for (const FwdTileConfig& c : kFwdTileConfigs) {
+    const FwdTileConfig clustered = c.for_kernel(false, false, true, false, false, true);
+    EXPECT_EQ(clustered.cluster, c.cluster_min_seqlen_k > 0 ? 2 : 1) << "d " << c.head_dim;
+    EXPECT_EQ(clustered.cluster_min_seqlen_k, 0) << "d " << c.head_dim;
+    EXPECT_FALSE(clustered.persistent);
+    any |= c.cluster_min_seqlen_k > 0;
+    for (const bool transform : {false, true})
+      for (const bool persistent : {false, true})
+        for (const bool full : {false, true})
+          for (const bool m : {false, true})
+            for (const bool short_rows : {false, true}) {
+              EXPECT_EQ(c.for_kernel(transform, persistent, full, m, short_rows).cluster, 1) << "d " << c.head_dim;
+            }
+  }
+  if (!any) GTEST_SKIP() << "no row has clusters (FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K=0)";
+  EXPECT_EQ(fwd_tile_config(256).cluster_min_seqlen_k, 4096);
+}
+
 // wg_key_blocks: a warpgroup runs the key blocks below ceil(end(last row) / block_n), end() from
 // visible_key_range of its last row (fwd_kernel.cuh). That skips no key any of its rows sees iff
 // end() does not decrease with the row, for every window the contract allows.

@@ -487,6 +487,11 @@ std::vector<FwdCase> full_persistent() {
     lk3.push_back((i * 2389) % 5000 + 4100);
   }
   v.push_back(varlen_case(kFp16, lq3, lk3, {6, 2}, 128, Mask::kCausal, seed++));
+  // d 256 from cluster_min_seqlen_k keys: clusters of two CTAs (GQA; MQA with a partial second query
+  // block), and an odd number of query blocks, which runs without clusters.
+  v.push_back(mk(kBf16, 2, {1024, 4096}, {8, 2}, 256, Mask::kNone, seed++));  // 8 x 16 tiles
+  v.push_back(mk(kBf16, 3, {200, 5000}, {6, 1}, 256, Mask::kNone, seed++));   // 2 x 18 tiles
+  v.push_back(mk(kFp16, 1, {384, 4200}, {4, 4}, 256, Mask::kNone, seed++));   // 3 x 4 tiles
   // d 64's short_wgs instantiation (unmasked plain problems whose query rows pad less to its tiles):
   // 512 tiles of 256 rows, GQA; varlen whose longest sequence (1000 rows) picks it.
   v.push_back(mk(kFp16, 8, {1000, 1000}, {16, 4}, 64, Mask::kNone, seed++));
@@ -528,6 +533,11 @@ std::vector<FwdCase> full_compiled_tiles() {
       rows.push_back({c.head_dim, 64 * c.short_wgs, c.short_block_n, false,
                       c.short_masked_max_seqlen_k > 0 ? std::nullopt : std::optional<Mask>(Mask::kNone), 0,
                       64 * c.short_wgs - 6});
+    // Clusters of two CTAs: unmasked plain problems from cluster_min_seqlen_k keys whose query blocks
+    // pair up (two blocks here, the second 6 rows short).
+    if (c.cluster_min_seqlen_k > 0)
+      rows.push_back({c.head_dim, 0, c.block_n, false, Mask::kNone,
+                      (c.cluster_min_seqlen_k + c.block_n - 1) / c.block_n * c.block_n, 2 * c.block_m - 6});
   }
   std::vector<FwdCase> v;
   std::vector<std::string> seen;
