@@ -4,7 +4,7 @@
 // grid of the tiles in TileOrder (masked_tile_group) or (persistent) one CTA per SM or per tile,
 // block = (1 producer + consumer) warpgroups, dynamic shared memory from the traits (raised above
 // 48 KB by attribute); the persistent kernel's tile counter (in the caller's workspace) is zeroed
-// before the launch.
+// before the launch. Cluster instantiations launch with cudaLaunchKernelEx and a cluster dimension.
 
 #include <cuda_runtime.h>
 

@@ -1,7 +1,9 @@
 #pragma once
 // SM90 forward (TMA + wgmma, warp-specialized). A tile is one (query block, head, batch); the grid
 // has one CTA per tile, or (persistent, tile_config.h) one CTA per SM looping over tiles (or, for
-// the launcher's one-CTA-per-tile schedule, the persistent kernel with a grid of every tile).
+// the launcher's one-CTA-per-tile schedule, the persistent kernel with a grid of every tile). With
+// Tr::kCluster == 2 (non-persistent, unmasked) two CTAs of adjacent query blocks form a cluster and
+// load each K/V block half each, multicast to both (docs/sm90-forward.md, "Clusters of two CTAs").
 //   producer warpgroup: one thread issues the TMA loads of Q (once) and of K[n], V[n] into a
 //     `kStages`-deep ring of smem buffers (CUTLASS PipelineTmaAsync: a full and an empty mbarrier
 //     per stage), key blocks from last to first;

@@ -359,6 +359,12 @@ constexpr int dynamic_limit_choice(int measured) {
 //   masked kernel: +12.8% at 512, +10.0% at 1k, -6.8% at 2k, so up to 1k keys. Without the skip the
 //   same tiles read +0.5% / +2.4% (session 21's first A/B). The skip's code in the non-causal kernel
 //   cost 1.7% at 512, so that kernel is built without it.
+// - Clusters of two CTAs sharing K/V by TMA multicast (session 22, ab_steady, bf16, 1000-1500
+//   launches, 2-3 rounds; FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K): d 256 non-causal +2.6%
+//   (1.025-1.026) at 8k keys, +1.4% (1.011-1.015) at 16k; without a workspace (the cluster kernel at
+//   every length) against the dynamic persistent kernel +1.6% (1.014-1.022) at 4k, +0.8%
+//   (0.999-1.012) at 2k, so from 4k keys. d 128 +0.3% at 8k and +0.5% at 16k over two rounds (one
+//   read -0.3%), and 1.5% slower at ncu's locked clock: not taken.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
