@@ -371,6 +371,16 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       return scores;
     };
 
+    // kEarlyQ (kSeparateO, the row's early_q_release): Q's space is free once this thread's last
+    // S = Q K^T (block n_block_min) completed, so the producer may load the next tile's Q during this
+    // tile's last softmax, P V and epilogue. Otherwise it is freed after the last P V.
+    constexpr bool kEarlyQ = Tr::kEarlyQ;
+    auto free_q_after = [&](int n_block) {
+      if constexpr (kEarlyQ) {
+        if (n_block == w.n_block_min) Barrier::arrive(&ss.barrier_q_empty);
+      }
+    };
+
     if (w.any_key()) {
       Barrier::wait(&ss.barrier_q, q_phase);  // RAW: Q landed
       q_phase ^= 1;
@@ -382,6 +392,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         wgmma_gemm<true>(mma_qk, tSrQ, tSrK(_, _, _, read.index()), acc_s);
         warpgroup_wait<0>();
         release(pipeline_k, ss.pipeline_k, read);  // K[n] is no longer read
+        free_q_after(n_block);
 
         Tensor scores = transform_and_mask(acc_s, n_block);
         softmax.update(scores, acc_o_rc, mult);
@@ -458,6 +469,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         turn_end(false);
         warpgroup_wait<0>();
         release(pipeline_k, ss.pipeline_k, read);
+        free_q_after(n_block);
         Tensor scores = transform_and_mask(acc_s, n_block);
         softmax.update(scores, acc_o_rc, mult);  // O is still 0: its rescale is a no-op
         convert_into(acc_s, rP);
@@ -474,6 +486,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         turn_end(false);
         warpgroup_wait<1>();  // S[n] complete (the older batch); P V may still run
         release(pipeline_k, ss.pipeline_k, read);
+        free_q_after(n_block);
 
         Tensor scores = transform_and_mask(acc_s, n_block);
         fill(rescale, 1.0f);
@@ -504,9 +517,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       release(pipeline_v, ss.pipeline_v, read_prev);
     }
 
-    if constexpr (Tr::kSeparateO) {
+    if constexpr (Tr::kSeparateO && !kEarlyQ) {
       // Every wgmma that read sQ has completed (waited on above): the next tile's Q may land while
-      // this tile's epilogue runs. Only the async proxy touched sQ, so no proxy fence is needed.
+      // this tile's epilogue runs. Only the async proxy touched sQ, so no proxy fence is needed (nor
+      // after the early arrival of kEarlyQ).
       if (w.any_key()) Barrier::arrive(&ss.barrier_q_empty);
     }
 

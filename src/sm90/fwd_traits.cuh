@@ -100,6 +100,10 @@ struct FwdTraits {
   // the last S = Q K^T of a tile completed and the next tile's Q loads during this tile's last P V
   // and epilogue. Otherwise (d 192, 256) O is staged in Q's space, freed after the epilogue.
   static constexpr bool kSeparateO = kPersistent && C.tile_smem_bytes() + int64_t(kBlockM) * kHeadDim * 2 <= 227 * 1024;
+  // Q's space freed after a tile's last S = Q K^T rather than its last P V (fwd_kernel.cuh): the
+  // overlapped loop with O in its own smem, not with per-warpgroup key ranges (the plain loop and
+  // those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
+  static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && !kWgKeyBlocks;
 
   // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
   using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;

@@ -80,6 +80,10 @@ struct FwdTileConfig {
   // block and multicasting it to both, with or without a workspace. A separate instantiation, picked
   // by Fwd::run before the persistent limits; 0: off.
   int cluster_min_seqlen_k = 0;
+  // The persistent overlapped kernels with O in its own smem free Q's space after a tile's last
+  // S = Q K^T instead of its last P V, so the next tile's Q loads under this tile's last softmax,
+  // P V and epilogue (fwd_traits.cuh's kEarlyQ says which instantiations can).
+  bool early_q_release = false;
   // Set by for_kernel, not in the rows: the CTAs per cluster of this instantiation (1: no cluster).
   int cluster = 1;
   // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
@@ -143,6 +147,11 @@ struct FwdTileConfig {
 // The row with cluster_min_seqlen_k set (the rows' aggregate initializers stop before it).
 constexpr FwdTileConfig with_cluster(FwdTileConfig c, int cluster_min_seqlen_k) {
   c.cluster_min_seqlen_k = cluster_min_seqlen_k;
+  return c;
+}
+// The row with early_q_release set.
+constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release) {
+  c.early_q_release = early_q_release;
   return c;
 }
 
@@ -212,6 +221,11 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX
 #define FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX 1024
 #endif
+// Every row's early_q_release (-1 keeps the rows'; 0 off; 1 on).
+#ifndef FLASHCUTE_SM90_FWD_EARLY_Q
+#define FLASHCUTE_SM90_FWD_EARLY_Q -1
+#endif
+constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_EARLY_Q, measured); }
 // cluster_min_seqlen_k of the d 128 and d 256 rows (-1 keeps the rows'; 0 off; N > 0 from N keys).
 #ifndef FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K
 #define FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K -1
@@ -365,6 +379,10 @@ constexpr int dynamic_limit_choice(int measured) {
 //   every length) against the dynamic persistent kernel +1.6% (1.014-1.022) at 4k, +0.8%
 //   (0.999-1.012) at 2k, so from 4k keys. d 128 +0.3% at 8k and +0.5% at 16k over two rounds (one
 //   read -0.3%), and 1.5% slower at ncu's locked clock: not taken.
+// - Early Q release (session 22, ab_steady, bf16, 1000 launches, 2 rounds; FLASHCUTE_SM90_FWD_EARLY_Q):
+//   the persistent overlapped kernels freeing Q's space after a tile's last S = Q K^T: d 64
+//   non-causal +4.2% (1.038-1.045) at 512, +3.0% (1.025-1.035) at 2k; d 128 non-causal 0.993, 0.983
+//   (0.982-0.984), 1.006 at 512, 1k, 2k, causal 1.023 at 512, 0.997 at 2k. So d 64 only.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
@@ -373,7 +391,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k, short_wgs, short_block_n,
     //     short_stages, short kernel for masked problems up to seqlen_k
     // 88 KB (+24 KB O, persistent)
-    {64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
+    with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0,
@@ -381,6 +399,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      /*short rows: 256 x 64 tiles (112 registers, 0 spills; 96 keys spilled 292 bytes):*/
      FLASHCUTE_SM90_FWD_D64_SHORT_WGS, 64, FLASHCUTE_SM90_FWD_D64_SHORT_STAGES,
      FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX},
+                 /*session 22: +4.2% non-causal 512, +3.0% 2k:*/ early_q_choice(true)),
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
