@@ -259,19 +259,16 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
                                         group_modes<0, 2>(gK));
       auto [tVgV, tVsV] = tma_partition(params.tma_v, cta_rank, Layout<Int<Tr::kCluster>>{}, group_modes<0, 2>(sV),
                                         group_modes<0, 2>(gV));
-      auto tma_k = [&](auto* bar) {
-        if constexpr (Tr::kCluster > 1) return params.tma_k.with(*bar, static_cast<uint16_t>((1u << Tr::kCluster) - 1));
-        else return params.tma_k.with(*bar);
-      };
-      auto tma_v = [&](auto* bar) {
-        if constexpr (Tr::kCluster > 1) return params.tma_v.with(*bar, static_cast<uint16_t>((1u << Tr::kCluster) - 1));
-        else return params.tma_v.with(*bar);
+      // A K/V TMA bound to its stage's barrier (with clusters, multicast to every CTA of the cluster).
+      auto with_barrier = [&](const auto& tma, auto* bar) {
+        if constexpr (Tr::kCluster > 1) return tma.with(*bar, static_cast<uint16_t>((1u << Tr::kCluster) - 1));
+        else return tma.with(*bar);
       };
 
       auto load_block = [&](int n_block) {
         // WAR: producer_acquire waits until every consumer thread released this stage's last tile.
         pipeline_k.producer_acquire(write);
-        copy(tma_k(pipeline_k.producer_get_barrier(write)), tKgK(_, n_block), tKsK(_, write.index()));
+        copy(with_barrier(params.tma_k, pipeline_k.producer_get_barrier(write)), tKgK(_, n_block), tKsK(_, write.index()));
         if (n_block == w.n_block_max - 1) {
           // Q after the first K block, so that (persistent) that K load is already in flight while
           // this thread waits for the previous tile to free Q's space: every consumer thread has
@@ -283,7 +280,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           copy(params.tma_q.with(ss.barrier_q), tQgQ, tQsQ);
         }
         pipeline_v.producer_acquire(write);
-        copy(tma_v(pipeline_v.producer_get_barrier(write)), tVgV(_, n_block), tVsV(_, write.index()));
+        copy(with_barrier(params.tma_v, pipeline_v.producer_get_barrier(write)), tVgV(_, n_block), tVsV(_, write.index()));
         ++write;
       };
       if constexpr (Tr::kCluster > 1) {
@@ -374,9 +371,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     // kEarlyQ (kSeparateO, the row's early_q_release): Q's space is free once this thread's last
     // S = Q K^T (block n_block_min) completed, so the producer may load the next tile's Q during this
     // tile's last softmax, P V and epilogue. Otherwise it is freed after the last P V.
-    constexpr bool kEarlyQ = Tr::kEarlyQ;
     auto free_q_after = [&](int n_block) {
-      if constexpr (kEarlyQ) {
+      if constexpr (Tr::kEarlyQ) {
         if (n_block == w.n_block_min) Barrier::arrive(&ss.barrier_q_empty);
       }
     };
@@ -517,7 +513,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       release(pipeline_v, ss.pipeline_v, read_prev);
     }
 
-    if constexpr (Tr::kSeparateO && !kEarlyQ) {
+    if constexpr (Tr::kSeparateO && !Tr::kEarlyQ) {
       // Every wgmma that read sQ has completed (waited on above): the next tile's Q may land while
       // this tile's epilogue runs. Only the async proxy touched sQ, so no proxy fence is needed (nor
       // after the early arrival of kEarlyQ).

@@ -96,9 +96,9 @@ struct FwdTraits {
   // leaves that offset alone) and have this layout, the (BM, D) layout restricted to its first 64 rows.
   using SmemLayoutOWg = decltype(cute::composition(
       SmemLayoutO{}, cute::Layout<cute::Shape<cute::_64, HeadDim>, cute::Stride<cute::_1, BlockM>>{}));
-  // Persistent: O gets its own smem when it fits (227 KB per CTA), so Q's space is freed as soon as
-  // the last S = Q K^T of a tile completed and the next tile's Q loads during this tile's last P V
-  // and epilogue. Otherwise (d 192, 256) O is staged in Q's space, freed after the epilogue.
+  // Persistent: O gets its own smem when it fits (227 KB per CTA), so Q's space is freed before the
+  // epilogue (after the last P V, or with kEarlyQ after the last S = Q K^T) and the next tile's Q
+  // loads under it. Otherwise (d 192, 256) O is staged in Q's space, freed after the epilogue.
   static constexpr bool kSeparateO = kPersistent && C.tile_smem_bytes() + int64_t(kBlockM) * kHeadDim * 2 <= 227 * 1024;
   // Q's space freed after a tile's last S = Q K^T rather than its last P V (fwd_kernel.cuh): the
   // overlapped loop with O in its own smem, not with per-warpgroup key ranges (the plain loop and
