@@ -116,17 +116,22 @@ struct OnlineSoftmax {
     }
   }
 
-  // scores <- p = 2^((s - m_ref) * mult) (or the fused 2^fma(s, mult, -m_ref * mult)); row sums.
-  template <bool kFused, class Scores>
-  __device__ __forceinline__ void exp_block(Scores& scores, const float (&m_ref)[kRows], float mult) {
+  // scores <- p = 2^((s - m_ref) * mult) (or the fused 2^fma(s, mult, -m_ref * mult)), each row's sum
+  // of p into sum[] and, with kTrackMax, each row's max of the raw scores into bmax[] (read before p
+  // overwrites them).
+  template <bool kFused, bool kTrackMax, class Scores>
+  __device__ __forceinline__ void exp_rows(Scores& scores, const float (&m_ref)[kRows], float mult,
+                                           float (&sum)[kRows], float (&bmax)[kRows]) {
     using namespace cute;
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
       const float neg_r = -__fmul_rn(m_ref[r], mult);
-      float sum = 0.0f;
+      float row = 0.0f, bm = -INFINITY;
       CUTE_UNROLL
       for (int c = 0; c < size<1>(scores); ++c) {
-        const float x = kFused ? fmaf(scores(r, c), mult, neg_r) : (scores(r, c) - m_ref[r]) * mult;
+        const float s = scores(r, c);
+        if constexpr (kTrackMax) bm = fmaxf(bm, s);
+        const float x = kFused ? fmaf(s, mult, neg_r) : (s - m_ref[r]) * mult;
         float p;
         if constexpr (kPolicy.poly_every > 0) {  // (a constexpr branch: no "% 0" for the default)
           p = c % kPolicy.poly_every == kPolicy.poly_every - 1 ? exp2_fma<kPolicy.poly_degree>(x) : exp2_approx(x);
@@ -134,10 +139,101 @@ struct OnlineSoftmax {
           p = exp2_approx(x);
         }
         scores(r, c) = p;
-        sum += p;
+        row += p;
       }
-      row_sum[r] += sum;
+      sum[r] = row;
+      bmax[r] = bm;
     }
+  }
+
+  // exp_rows, the sums added to the row sums.
+  template <bool kFused, class Scores>
+  __device__ __forceinline__ void exp_block(Scores& scores, const float (&m_ref)[kRows], float mult) {
+    float sum[kRows], unused[kRows];
+    exp_rows<kFused, false>(scores, m_ref, mult, sum, unused);
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) row_sum[r] += sum[r];
+  }
+
+  // update() reordered so that the block max is off the path to the exps: p with the rows' current
+  // references first (the max of the raw scores rides along in the same pass), then the check that
+  // no reference moved (update()'s lazy threshold), which is the common case after a tile's first
+  // block: the result is then update()'s, bit for bit. Where a row's reference moved, p is corrected
+  // in place by the factor between the two references, 2^(fl(m_old mult) - fl(m_new mult)) (the
+  // factor update() applies to O), with update()'s rescale of O and the row sums; that is exact up to
+  // the rounding of the factor unless the correction could have met an exponent outside the float
+  // range (the reference moved up by more than 126 in log2 units, or a row's first keys set it below
+  // -60) or the exp form changes (|m mult| past 2^20): then `recompute(scores)` rewrites S from K
+  // (masked and transformed as it arrived) and update() runs on it. Warp-uniform branches only.
+  template <class Scores, class AccO, class Recompute>
+  __device__ __forceinline__ void update_speculative(Scores& scores, AccO& acc_o, float mult, Recompute&& recompute) {
+    using namespace cute;
+    static_assert(decltype(size<0>(scores))::value == kRows, "row count mismatch");
+    float m_old[kRows], sum[kRows], bmax[kRows];
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) m_old[r] = row_max[r] == -INFINITY ? 0.0f : row_max[r];
+    // While the references stay, update() keeps the last block's exp form (its "small" test reads the
+    // m_ref that set fused_).
+    const bool fused_old = fused_;
+    if (fused_old) {
+      exp_rows<true, true>(scores, m_old, mult, sum, bmax);
+    } else {
+      exp_rows<false, true>(scores, m_old, mult, sum, bmax);
+    }
+    float m_new[kRows];
+    bool grew = false;
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      m_new[r] = quad_allreduce_max<kQuad>(fmaxf(row_max[r], bmax[r]));
+      if constexpr (kPolicy.rescale_threshold > 0) {
+        if (row_max[r] != -INFINITY && (m_new[r] - row_max[r]) * mult <= static_cast<float>(kPolicy.rescale_threshold))
+          m_new[r] = row_max[r];
+      }
+      grew |= m_new[r] != row_max[r];
+    }
+    if (!__any_sync(0xffffffffu, grew)) {
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) row_sum[r] += sum[r];
+      return;
+    }
+    // A reference moved in this warp: update()'s new references, exp form and factors.
+    float m_ref[kRows];
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) m_ref[r] = m_new[r] == -INFINITY ? 0.0f : m_new[r];
+    bool fused = false;
+    if constexpr (kPolicy.fused_exp2) {
+      bool small = true;
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) small &= fabsf(m_ref[r] * mult) < 1048576.0f;
+      fused = fused_old && __all_sync(0xffffffffu, small);
+    }
+    bool safe = fused == fused_old;
+    float g[kRows];  // p's correction: 2^(x_new - x_old), x the exponent each form gives p
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      const float d = fused_old ? __fmul_rn(m_ref[r], mult) - __fmul_rn(m_old[r], mult) : (m_ref[r] - m_old[r]) * mult;
+      safe &= d >= -60.0f && d <= 126.0f;  // (false for NaN)
+      g[r] = exp2_approx(-d);
+    }
+    if (!__all_sync(0xffffffffu, safe)) {
+      recompute(scores);
+      update(scores, acc_o, mult);
+      return;
+    }
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      // update()'s factor for O and the row sum (0 for a row whose first keys these are).
+      const float r_old = __fmul_rn(row_max[r], mult);
+      const float e = !fused_old ? (row_max[r] - m_ref[r]) * mult : r_old - __fmul_rn(m_ref[r], mult);
+      const float f = exp2_approx(e);
+      row_sum[r] = row_sum[r] * f + sum[r] * g[r];
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(acc_o); ++c) acc_o(r, c) *= f;
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(scores); ++c) scores(r, c) *= g[r];
+      row_max[r] = m_new[r];
+    }
+    fused_ = fused;
   }
 
   // Normalizes acc_o rows and returns each row's natural-log LSE in lse[r]. Rows that saw no key

@@ -108,6 +108,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   constexpr int kBlockM = Tr::kBlockM;
   constexpr int kBlockN = Tr::kBlockN;
   constexpr int kHeadDim = Tr::kHeadDim;
+  // The overlapped loop's steps after a tile's first block run their exps before the block max
+  // (Tr::kSpecExp; not the softcap/ALiBi kernels, whose transform keeps more registers live).
+  constexpr bool kSpecExp = Tr::kSpecExp && !kTransform;
   const FwdParams& p = params.p;
   const bool varlen = p.cu_seqlens_q != nullptr;
   const int tidx = threadIdx.x;
@@ -210,7 +213,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // Empty-barrier arrivals: every consumer thread, or one per consumer warpgroup (kWgRelease). With
   // clusters CUTLASS counts (CTAs in the cluster) x (consumer warpgroups) from the thread count: each
   // warpgroup of every CTA frees each stage once in every CTA (the multicast writes to all of them).
-  pipe.num_consumers = Tr::kWgRelease && Tr::kCluster == 1 ? Tr::kConsumerWgs : Tr::kConsumerThreads;
+  // With kSpecExp one per consumer warp: a warp that recomputes its scores reads K from smem itself.
+  pipe.num_consumers = kSpecExp ? Tr::kConsumerThreads / 32
+                       : Tr::kWgRelease && Tr::kCluster == 1 ? Tr::kConsumerWgs : Tr::kConsumerThreads;
   if (tidx == 0) {
     Barrier::init(&ss.barrier_q, 1);
     Barrier::init(&ss.barrier_q_empty, Tr::kConsumerThreads);
@@ -321,7 +326,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
   // Frees a K or V stage for the producer. Every consumer thread arrives (the empty barrier counts
   // 256), or with kWgRelease one thread per warpgroup (it counts 2): the stage is read only by the
-  // warpgroup's wgmma, whose completion this thread has just waited for. With clusters, always one
+  // warpgroup's wgmma, whose completion this thread has just waited for. With kSpecExp one lane per
+  // warp (it counts 8), after the warp's own reads of K (the rare recompute). With clusters, always one
   // arrival per warpgroup and CTA: the warpgroup's thread c frees the stage in CTA c (the count
   // CUTLASS derives from the thread count; its own spread of arrivals kept two more registers live
   // in the consumers, which spilled 12 bytes at d 256).
@@ -329,6 +335,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   auto release = [&](Pipeline& pipeline, typename Pipeline::SharedStorage& storage, const PipelineState& state) {
     if constexpr (Tr::kCluster > 1) {
       if (wtid < Tr::kCluster) storage.empty_barrier_[state.index()].arrive(static_cast<uint32_t>(wtid));
+    } else if constexpr (kSpecExp) {
+      __syncwarp();  // the warp's own smem reads (OnlineSoftmax::update_speculative's recompute) are done
+      if (wtid % 32 == 0) storage.empty_barrier_[state.index()].arrive();
     } else if constexpr (Tr::kWgRelease) {
       if (wtid == 0) storage.empty_barrier_[state.index()].arrive();
     } else {
@@ -481,12 +490,37 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read_prev.index()), acc_o);
         turn_end(false);
         warpgroup_wait<1>();  // S[n] complete (the older batch); P V may still run
-        release(pipeline_k, ss.pipeline_k, read);
-        free_q_after(n_block);
+        if constexpr (!kSpecExp) {
+          release(pipeline_k, ss.pipeline_k, read);
+          free_q_after(n_block);
+        }
 
         Tensor scores = transform_and_mask(acc_s, n_block);
         fill(rescale, 1.0f);
-        softmax.update(scores, rescale, mult);
+        if constexpr (kSpecExp) {
+          // The exps with the rows' current references, the block max checked after them
+          // (OnlineSoftmax::update_speculative: a moved reference is corrected in place, or, where the
+          // correction would lose precision, S is recomputed from K[n], which this warp still holds).
+          // The recompute is the warp's own, score by score from Q and K[n] in smem in fp32: a wgmma
+          // under a branch made ptxas serialize every wgmma of the kernel (C7512).
+          auto recompute = [&](auto&) {
+            Tensor sKn = sK(_, _, read.index());  // (BN, D)
+            CUTE_UNROLL
+            for (int i = 0; i < size(acc_s); ++i) {
+              const int row = get<0>(tScS(i)), col = get<1>(tScS(i));
+              float dot = 0.0f;
+#pragma unroll 1
+              for (int k = 0; k < kHeadDim; ++k) dot = fmaf(static_cast<float>(sQ(row, k)), static_cast<float>(sKn(col, k)), dot);
+              acc_s(i) = dot;
+            }
+            transform_and_mask(acc_s, n_block);
+          };
+          softmax.update_speculative(scores, rescale, mult, recompute);
+          release(pipeline_k, ss.pipeline_k, read);  // K[n] is no longer read
+          free_q_after(n_block);
+        } else {
+          softmax.update(scores, rescale, mult);
+        }
 
         warpgroup_wait<0>();  // O += P[n+1] V[n+1] complete: P's registers and V[n+1] are free
         warpgroup_fence_operand(tOrP);

@@ -104,6 +104,9 @@ struct FwdTraits {
   // overlapped loop with O in its own smem, not with per-warpgroup key ranges (the plain loop and
   // those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
   static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && !kWgKeyBlocks;
+  // The overlapped loop's exps before the block max (the row's spec_exp; fwd_kernel.cuh,
+  // OnlineSoftmax::update_speculative). Not with clusters (one empty-barrier arrival per warp).
+  static constexpr bool kSpecExp = C.spec_exp && kOverlap && kCluster == 1;
 
   // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
   using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;

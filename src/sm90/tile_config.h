@@ -84,6 +84,10 @@ struct FwdTileConfig {
   // S = Q K^T instead of its last P V, so the next tile's Q loads under this tile's last softmax,
   // P V and epilogue (fwd_traits.cuh's kEarlyQ says which instantiations can).
   bool early_q_release = false;
+  // The overlapped loop's steps after a tile's first block run their exps with the rows' current
+  // reference maxima and check the block max after them (OnlineSoftmax::update_speculative), so the
+  // block max is off the path from S to P; not in the softcap/ALiBi kernels.
+  bool spec_exp = false;
   // Set by for_kernel, not in the rows: the CTAs per cluster of this instantiation (1: no cluster).
   int cluster = 1;
   // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
@@ -147,6 +151,11 @@ struct FwdTileConfig {
 // The row with cluster_min_seqlen_k set (the rows' aggregate initializers stop before it).
 constexpr FwdTileConfig with_cluster(FwdTileConfig c, int cluster_min_seqlen_k) {
   c.cluster_min_seqlen_k = cluster_min_seqlen_k;
+  return c;
+}
+// The row with spec_exp set.
+constexpr FwdTileConfig with_spec_exp(FwdTileConfig c, bool spec_exp) {
+  c.spec_exp = spec_exp;
   return c;
 }
 // The row with early_q_release set.
@@ -226,6 +235,11 @@ constexpr int persistent_limit_choice(int measured) {
 #define FLASHCUTE_SM90_FWD_EARLY_Q -1
 #endif
 constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_EARLY_Q, measured); }
+// Every row's spec_exp (-1 keeps the rows'; 0 off; 1 on).
+#ifndef FLASHCUTE_SM90_FWD_SPEC_EXP
+#define FLASHCUTE_SM90_FWD_SPEC_EXP -1
+#endif
+constexpr bool spec_exp_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_SPEC_EXP, measured); }
 // cluster_min_seqlen_k of the d 128 and d 256 rows (-1 keeps the rows'; 0 off; N > 0 from N keys).
 #ifndef FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K
 #define FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K -1
@@ -383,6 +397,10 @@ constexpr int dynamic_limit_choice(int measured) {
 //   the persistent overlapped kernels freeing Q's space after a tile's last S = Q K^T: d 64
 //   non-causal +4.2% (1.038-1.045) at 512, +3.0% (1.025-1.035) at 2k; d 128 non-causal 0.993, 0.983
 //   (0.982-0.984), 1.006 at 512, 1k, 2k, causal 1.023 at 512, 0.997 at 2k. So d 64 only.
+// - Speculative exps (session 23, ab_steady, bf16, 1000 launches, 2 rounds; FLASHCUTE_SM90_FWD_SPEC_EXP):
+//   d 128 non-causal +3.6%, +3.3%, +3.3%, +3.9%, +2.2%, -0.6% at 8k, 16k, 4k, 2k, 1k, 512 keys;
+//   causal +0.8% at 8k, -0.2% at 2k, +1.0% at 512. d 64 (682 bytes) and d 256 (148-168 bytes) spill
+//   with it: off there.
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
@@ -404,12 +422,13 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
+    with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
                   overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
                   wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
                   fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
                   block_n_masked_choice(0), masked_tile_group_choice(4)},
                  /*clusters: +0.3% / +0.5% at 8k / 16k, within the noise:*/ cluster_choice(0)),
+                  /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(true)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,

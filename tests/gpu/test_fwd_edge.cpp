@@ -297,6 +297,46 @@ TEST_P(FwdLargeLogits, RandnTimes5ShortSeqlens) {
 INSTANTIATE_TEST_SUITE_P(Short, FwdLargeLogits, ::testing::ValuesIn(on_each_backend(randn_x5_cases())),
                          CaseName(on_each_backend(randn_x5_cases())));
 
+// Softmax scales far above 1/sqrt(d) on randn inputs, d 128: a key block processed after a tile's
+// first one lifts rows' maxima past their references by more than the lazy-rescale threshold (scale
+// 2: tens of log2 units, which SM90's speculative exps correct in place) or by more than 126 (scale
+// 30: S recomputed from smem; common/softmax.cuh, update_speculative), with windows that give rows
+// their first keys after a tile's first block, GQA, a ragged key count, and 4608 keys (the SM90 kernel
+// with one CTA per tile; shorter ones run persistent). Both dtypes.
+std::vector<FwdCase> large_scale_cases() {
+  std::vector<FwdCase> v;
+  uint64_t seed = 80;
+  for (DType dt : {kBf16, kFp16}) {
+    for (float scale : {2.0f, 30.0f}) {
+      auto add = [&](FwdCase c, bool causal, int64_t wl, int64_t wr) {
+        c.scale = scale;
+        c.causal = causal;
+        c.window_left = wl;
+        c.window_right = wr;
+        v.push_back(c);
+      };
+      add(dense(dt, 1, 1024, 1024, 4, 4, 128, seed++), false, -1, -1);
+      add(dense(dt, 1, 1024, 1024, 4, 4, 128, seed++), true, -1, -1);
+      add(dense(dt, 1, 1024, 1024, 4, 4, 128, seed++), false, 200, 0);
+      add(dense(dt, 1, 900, 900, 4, 4, 128, seed++), false, 50, 300);
+      add(dense(dt, 2, 300, 1100, 4, 1, 128, seed++), false, -1, -1);
+      add(dense(dt, 1, 256, 4608, 2, 2, 128, seed++), false, -1, -1);
+    }
+  }
+  return v;
+}
+
+class FwdLargeScale : public ::testing::TestWithParam<FwdCase> {};
+
+TEST_P(FwdLargeScale, RandnWithScale2And30) {
+  FC_REQUIRE_GPU();
+  FC_REQUIRE_BACKEND(GetParam().backend);
+  FC_CHECK_FWD_CASE(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(D128, FwdLargeScale, ::testing::ValuesIn(on_each_backend(large_scale_cases())),
+                         CaseName(on_each_backend(large_scale_cases())));
+
 // ================================================================================================
 // NaN in one q row: that row's out and lse are NaN, every other row is untouched by it.
 
