@@ -400,7 +400,7 @@ constexpr int dynamic_limit_choice(int measured) {
 // - Speculative exps (session 23, ab_steady, bf16, 1000 launches, 2 rounds; FLASHCUTE_SM90_FWD_SPEC_EXP):
 //   d 128 non-causal +3.6%, +3.3%, +3.3%, +3.9%, +2.2%, -0.6% at 8k, 16k, 4k, 2k, 1k, 512 keys;
 //   causal +0.8% at 8k, -0.2% at 2k, +1.0% at 512. d 64 (682 bytes) and d 256 (148-168 bytes) spill
-//   with it: off there.
+//   with it: off there (d 64 with a recompute that fits: -2.1% at 512, +1.3% at 8k; not taken).
 // ptxas (nvcc 13.0, sm_90a): 0 spills in every instantiation.
 constexpr FwdTileConfig kFwdTileConfigs[] = {
     // d, block_m, block_n, stages, consumer warpgroups,
