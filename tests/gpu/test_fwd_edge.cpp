@@ -286,15 +286,16 @@ std::vector<FwdCase> randn_x5_cases() {
   return v;
 }
 
+// Large logits from randn inputs: randn_x5_cases() and large_scale_cases() below.
 class FwdLargeLogits : public ::testing::TestWithParam<FwdCase> {};
 
-TEST_P(FwdLargeLogits, RandnTimes5ShortSeqlens) {
+TEST_P(FwdLargeLogits, MatchesReference) {
   FC_REQUIRE_GPU();
   FC_REQUIRE_BACKEND(GetParam().backend);
   FC_CHECK_FWD_CASE(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Short, FwdLargeLogits, ::testing::ValuesIn(on_each_backend(randn_x5_cases())),
+INSTANTIATE_TEST_SUITE_P(RandnTimes5Short, FwdLargeLogits, ::testing::ValuesIn(on_each_backend(randn_x5_cases())),
                          CaseName(on_each_backend(randn_x5_cases())));
 
 // Softmax scales far above 1/sqrt(d) on randn inputs, d 128: a key block processed after a tile's
@@ -326,15 +327,7 @@ std::vector<FwdCase> large_scale_cases() {
   return v;
 }
 
-class FwdLargeScale : public ::testing::TestWithParam<FwdCase> {};
-
-TEST_P(FwdLargeScale, RandnWithScale2And30) {
-  FC_REQUIRE_GPU();
-  FC_REQUIRE_BACKEND(GetParam().backend);
-  FC_CHECK_FWD_CASE(GetParam());
-}
-
-INSTANTIATE_TEST_SUITE_P(D128, FwdLargeScale, ::testing::ValuesIn(on_each_backend(large_scale_cases())),
+INSTANTIATE_TEST_SUITE_P(ScalesD128, FwdLargeLogits, ::testing::ValuesIn(on_each_backend(large_scale_cases())),
                          CaseName(on_each_backend(large_scale_cases())));
 
 // ================================================================================================

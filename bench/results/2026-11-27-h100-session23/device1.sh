@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 23, call 1: where a consumer warp's overlapped step spends its cycles (clock() probe build,
 # d 128, bf16) and ncu's per-instruction stall samples of the unprobed d 128 kernel at 8k keys.
-O=${OUT:-/tmp/out}; mkdir -p $O
+O=${OUT:-gpu-out}; mkdir -p $O
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,power.limit --format=csv > $O/gpu.txt
 for s in 8192 2048 512; do
   for c in false true; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 23, call 2: the speculative exps (ab-bin/spec) against main's kernels (ab-bin/base): fp64
 # checks of every path, then bench/ab_steady.py.
-O=${OUT:-/tmp/out}; mkdir -p $O
+O=${OUT:-gpu-out}; mkdir -p $O
 nvidia-smi --query-gpu=name,driver_version --format=csv > $O/gpu2.txt
 DIMS="${CHECK_DIMS:-128}" bash bench/results/2026-11-27-h100-session23/checks-spec.sh ab-bin/spec/flashcute > $O/checks-spec.txt 2>&1; echo "checks-spec rc=$?"
 grep -c "^rc=0" $O/checks-spec.txt; grep -v "^rc=0" $O/checks-spec.txt | head -5

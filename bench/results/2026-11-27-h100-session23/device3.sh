@@ -2,7 +2,7 @@
 # Session 23, call 3: the speculative exps with one empty-barrier arrival per consumer warp (a warp that
 # recomputes its scores reads K itself): fp64 checks of every path on spec and base, compute-sanitizer
 # on the recompute path, then bench/ab_steady.py.
-O=${OUT:-/tmp/out}; mkdir -p $O
+O=${OUT:-gpu-out}; mkdir -p $O
 for v in spec base; do
   DIMS=128 bash bench/results/2026-11-27-h100-session23/checks-spec.sh ab-bin/$v/flashcute > $O/checks-spec-$v.txt 2>&1; echo "checks-spec $v rc=$? pass=$(grep -c '^rc=0' $O/checks-spec-$v.txt)"; grep -v "^rc=0" $O/checks-spec-$v.txt | cut -c1-200 | head -4
 done
