@@ -601,13 +601,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       o_smem = ss.q.data();
     }
     Tensor sO = make_tensor(make_smem_ptr(o_smem), typename Tr::SmemLayoutO{});  // (BM, D)
-    // stmatrix (8 x 8 tiles of 16-bit elements, one 16-byte row address per lane): 8 stores per
-    // thread at d 128, where element-wise 32-bit copies compiled to 32 generic 64-bit stores, each
-    // with its own swizzled address (session 24, docs/perf-notes.md). Not in the persistent kernels
-    // that stage O in Q's space (d 256), where stmatrix's operands spilled 12 bytes.
-    using R2SAtom = std::conditional_t<Tr::kPersistent && !Tr::kSeparateO,
-                                       AutoVectorizingCopyWithAssumedAlignment<32>, SM90_U32x4_STSM_N>;
-    auto r2s_copy = make_tiled_copy_C(Copy_Atom<R2SAtom, Element>{}, mma_pv);
+    auto r2s_copy = make_tiled_copy_C(Copy_Atom<typename Tr::SmemCopyAtomO, Element>{}, mma_pv);
     auto r2s_thr = r2s_copy.get_thread_slice(ctid);
     Tensor taccOrO = r2s_thr.retile_S(rO);     // (CPY, CPY_M, CPY_N)
     Tensor taccOsO = r2s_thr.partition_D(sO);  // (CPY, CPY_M, CPY_N)

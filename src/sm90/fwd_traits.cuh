@@ -3,7 +3,9 @@
 // GMMA shared-memory layouts, the TMA copy types, the pipelines and the shared-storage struct.
 
 #include <cute/tensor.hpp>  // first: the atom headers below expect the core CuTe headers before them
+#include <cute/arch/copy_sm90.hpp>  // stmatrix
 #include <cute/arch/copy_sm90_tma.hpp>
+#include <cute/atom/copy_traits_sm90.hpp>
 #include <cute/atom/copy_traits_sm90_tma.hpp>
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
 #include <cutlass/numeric_types.h>
@@ -135,6 +137,15 @@ struct FwdTraits {
       cute::Layout<cute::Shape<cute::Int<kWarpgroupThreads / kThreadsPerRow>, cute::Int<kThreadsPerRow>>,
                    cute::Stride<cute::Int<kThreadsPerRow>, cute::_1>>{},
       cute::Layout<cute::Shape<cute::_1, cute::_8>>{}));
+
+  // Registers -> smem of O (the epilogue): stmatrix (8 x 8 tiles of 16-bit elements, one 16-byte row
+  // address per lane), 8 stores per thread at d 128 where element-wise 32-bit copies compiled to 32
+  // generic 64-bit stores, each with its own swizzled address (session 24, docs/perf-notes.md). Not
+  // in the persistent kernels that stage O in Q's space (d 256), where stmatrix's operands spilled
+  // 12 bytes.
+  using SmemCopyAtomO = std::conditional_t<kPersistent && !kSeparateO,
+                                           cute::AutoVectorizingCopyWithAssumedAlignment<32>,
+                                           cute::SM90_U32x4_STSM_N>;
 
   static constexpr uint32_t kTmaBytesQ = kBlockM * kHeadDim * sizeof(Element);
   static constexpr uint32_t kTmaBytesKV = kBlockN * kHeadDim * sizeof(Element);
