@@ -505,13 +505,27 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           // under a branch made ptxas serialize every wgmma of the kernel (C7512).
           auto recompute = [&](auto&) {
             Tensor sKn = sK(_, _, read.index());  // (BN, D)
-            CUTE_UNROLL
-            for (int i = 0; i < size(acc_s); ++i) {
-              const int row = get<0>(tScS(i)), col = get<1>(tScS(i));
-              float dot = 0.0f;
+            if constexpr (FLASHCUTE_SM90_FWD_RECOMPUTE_K_OUTER != 0) {
+              // k outermost, every score accumulating in place: the same fmaf chain per score (the
+              // same bits), with no per-score temporaries live across the unrolled elements.
+              clear(acc_s);
 #pragma unroll 1
-              for (int k = 0; k < kHeadDim; ++k) dot = fmaf(static_cast<float>(sQ(row, k)), static_cast<float>(sKn(col, k)), dot);
-              acc_s(i) = dot;
+              for (int k = 0; k < kHeadDim; ++k) {
+                CUTE_UNROLL
+                for (int i = 0; i < size(acc_s); ++i) {
+                  const int row = get<0>(tScS(i)), col = get<1>(tScS(i));
+                  acc_s(i) = fmaf(static_cast<float>(sQ(row, k)), static_cast<float>(sKn(col, k)), acc_s(i));
+                }
+              }
+            } else {
+              CUTE_UNROLL
+              for (int i = 0; i < size(acc_s); ++i) {
+                const int row = get<0>(tScS(i)), col = get<1>(tScS(i));
+                float dot = 0.0f;
+#pragma unroll 1
+                for (int k = 0; k < kHeadDim; ++k) dot = fmaf(static_cast<float>(sQ(row, k)), static_cast<float>(sKn(col, k)), dot);
+                acc_s(i) = dot;
+              }
             }
             transform_and_mask(acc_s, n_block);
           };

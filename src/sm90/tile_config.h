@@ -247,6 +247,11 @@ constexpr bool spec_exp_choice(bool measured) { return measured_or_forced(FLASHC
 constexpr int cluster_choice(int measured) {
   return FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K < 0 ? measured : FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K;
 }
+// The speculative exps' recompute of a block's scores (fwd_kernel.cuh): 1 = the head-dim loop
+// outermost (A/B switch), 0 = score by score.
+#ifndef FLASHCUTE_SM90_FWD_RECOMPUTE_K_OUTER
+#define FLASHCUTE_SM90_FWD_RECOMPUTE_K_OUTER 0
+#endif
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED
 #define FLASHCUTE_SM90_FWD_BLOCK_N_MASKED -1
