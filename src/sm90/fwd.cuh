@@ -9,7 +9,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 #include <type_traits>
 
 #include "common/element.cuh"
@@ -174,6 +177,19 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, Sch
         return Status::Cuda(std::string("sm90 forward: tile counter reset: ") + cudaGetErrorString(err));
     }
   }
+#if FLASHCUTE_SM90_FWD_TIMELINE
+  // Probe builds: a zeroed stamp buffer per launch (grown as needed, never freed), dumped below.
+  static unsigned long long* timeline_buf = nullptr;
+  static size_t timeline_bytes = 0;
+  const size_t need = static_cast<size_t>(grid.x) * kTimelineMaxTiles * kTimelineSlots * sizeof(unsigned long long);
+  if (need > timeline_bytes) {
+    if (timeline_buf != nullptr) cudaFree(timeline_buf);
+    if (cudaMalloc(&timeline_buf, need) != cudaSuccess) return Status::Cuda("sm90 forward: timeline buffer");
+    timeline_bytes = need;
+  }
+  cudaMemsetAsync(timeline_buf, 0, need, reinterpret_cast<cudaStream_t>(stream));
+  params.timeline = timeline_buf;
+#endif
   if constexpr (Tr::kCluster > 1) {
     // Clusters of adjacent query blocks along x (Fwd::run launches these only with an even count).
     if (grid.x % Tr::kCluster != 0 || params.tile_group != 1)
@@ -200,6 +216,23 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, Sch
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
     return Status::Cuda(std::string("sm90 forward launch: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+#if FLASHCUTE_SM90_FWD_TIMELINE
+  // Header: grid, slots, max tiles, block_m, block_n, consumer warpgroups, persistent, seqlen_k;
+  // then grid x kTimelineMaxTiles x kTimelineSlots uint64 stamps (0: not reached).
+  if (const char* path = std::getenv("FLASHCUTE_TIMELINE_OUT")) {
+    std::vector<unsigned long long> host(need / sizeof(unsigned long long));
+    if (cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)) == cudaSuccess &&
+        cudaMemcpy(host.data(), timeline_buf, need, cudaMemcpyDeviceToHost) == cudaSuccess) {
+      if (FILE* f = std::fopen(path, "wb")) {
+        const long long header[8] = {grid.x, kTimelineSlots, kTimelineMaxTiles, Tr::kBlockM, Tr::kBlockN,
+                                     Tr::kConsumerWgs, Tr::kPersistent ? 1 : 0, p.seqlen_k};
+        std::fwrite(header, sizeof(header), 1, f);
+        std::fwrite(host.data(), 1, need, f);
+        std::fclose(f);
+      }
+    }
+  }
+#endif
   return Status::Ok();
 }
 

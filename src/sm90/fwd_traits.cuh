@@ -188,6 +188,10 @@ struct FwdTraits {
     // Persistent: the dynamic scheduler's counter of tiles handed out beyond the first gridDim.x
     // (the caller's workspace, zeroed by the launcher before the kernel); null: the static deal.
     int* tile_counter = nullptr;
+#if FLASHCUTE_SM90_FWD_TIMELINE
+    // Probe builds only (tile_config.h): clock64 stamps, kTimelineSlots per (CTA, CTA-local tile).
+    unsigned long long* timeline = nullptr;
+#endif
   };
 };
 

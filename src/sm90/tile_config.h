@@ -247,6 +247,16 @@ constexpr bool spec_exp_choice(bool measured) { return measured_or_forced(FLASHC
 constexpr int cluster_choice(int measured) {
   return FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K < 0 ? measured : FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K;
 }
+// Probe builds: 1 = every SM90 forward kernel writes clock64 stamps at a few points of each tile
+// (producer: tile start, Q issued, last V issued; each consumer warpgroup: tile start, Q landed,
+// first S issued, first S complete, last P V complete, epilogue done) to a buffer the launcher
+// owns, dumped after each launch to the file named by FLASHCUTE_TIMELINE_OUT
+// (bench/tile_timeline.py reads it). Never on in a release build.
+#ifndef FLASHCUTE_SM90_FWD_TIMELINE
+#define FLASHCUTE_SM90_FWD_TIMELINE 0
+#endif
+inline constexpr int kTimelineSlots = 16;     // per (CTA, tile): 0-2 producer, 3 SM id, 4-9 / 10-15 consumer warpgroups 0 / 1
+inline constexpr int kTimelineMaxTiles = 64;  // CTA-local tiles recorded
 // The speculative exps' recompute of a block's scores (fwd_kernel.cuh): 1 = the head-dim loop
 // outermost (A/B switch), 0 = score by score.
 #ifndef FLASHCUTE_SM90_FWD_RECOMPUTE_K_OUTER
@@ -427,13 +437,14 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
+    with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
                   overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
                   wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
                   fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
                   block_n_masked_choice(0), masked_tile_group_choice(4)},
                  /*clusters: +0.3% / +0.5% at 8k / 16k, within the noise:*/ cluster_choice(0)),
                   /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(true)),
+                 /*session 22: 0.993 / 0.983 / 1.006 non-causal 512 / 1k / 2k:*/ early_q_choice(false)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Per-tile timeline of the SM90 forward from a probe build's stamps.
+
+A build with -DFLASHCUTE_SM90_FWD_TIMELINE=1 (in FLASHCUTE_SM90_FLAGS) has every SM90 forward kernel
+write clock64 stamps at a handful of points of each tile (src/sm90/tile_config.h): the producer
+thread at the tile's start, after issuing Q and after issuing the last V; each consumer
+warpgroup's first thread at the tile's start, when Q landed, after issuing the first S = Q K^T,
+when it completed, when the last P V completed and when the epilogue is done. The launcher dumps
+them to $FLASHCUTE_TIMELINE_OUT after every launch (the last launch's stay).
+
+    FLASHCUTE_TIMELINE_OUT=t.bin flashcute bench --d 128 --seqlen 512 --causal false --iters 3 ...
+    python3 bench/tile_timeline.py t.bin [--md out.md]
+
+Reports, per consumer warpgroup, the mean cycles of each phase of a tile and of the gap between a
+tile's end and the next one's start on the same CTA (persistent) or SM (one tile per CTA; CTAs on
+one SM share its clock), and where the producer issued Q against the consumers' tile start.
+"""
+
+import argparse
+import statistics
+import struct
+import sys
+
+PHASES = [("tile start -> Q landed", 0, 1), ("Q landed -> first S issued", 1, 2), ("first S issued -> complete", 2, 3),
+          ("first S complete -> last P V complete", 3, 4), ("last P V complete -> epilogue done", 4, 5)]
+
+
+def load(path):
+    with open(path, "rb") as f:
+        head = struct.unpack("<8q", f.read(64))
+        grid, slots, max_tiles, block_m, block_n, wgs, persistent, seqlen_k = head
+        data = f.read()
+    n = len(data) // 8
+    vals = struct.unpack(f"<{n}Q", data)
+    recs = {}
+    for cta in range(grid):
+        for k in range(max_tiles):
+            base = (cta * max_tiles + k) * slots
+            rec = vals[base:base + slots]
+            if rec[0] == 0 and rec[4] == 0:
+                continue
+            recs[(cta, k)] = rec
+    return dict(grid=grid, slots=slots, max_tiles=max_tiles, block_m=block_m, block_n=block_n, wgs=wgs,
+                persistent=bool(persistent), seqlen_k=seqlen_k), recs
+
+
+def mean(xs):
+    return statistics.fmean(xs) if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("bin")
+    ap.add_argument("--md", help="write the table here too")
+    ap.add_argument("--label", default="")
+    a = ap.parse_args()
+    meta, recs = load(a.bin)
+    lines = [f"### {a.label or a.bin}", "",
+             f"grid {meta['grid']}, block {meta['block_m']} x {meta['block_n']}, {meta['wgs']} consumer warpgroups, "
+             f"{'persistent' if meta['persistent'] else 'one tile per CTA'}, seqlen_k {meta['seqlen_k']}, "
+             f"{len(recs)} tiles recorded (clock64 cycles)", ""]
+    lines += ["| phase | " + " | ".join(f"warpgroup {w}" for w in range(min(meta['wgs'], 2))) + " |",
+              "|---|" + "---|" * min(meta["wgs"], 2)]
+    for name, s0, s1 in PHASES:
+        cells = []
+        for w in range(min(meta["wgs"], 2)):
+            base = 4 + 6 * w
+            xs = [r[base + s1] - r[base + s0] for r in recs.values() if r[base + s0] and r[base + s1]]
+            cells.append(f"{mean(xs):.0f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    # tile span and the gap to the next tile of the same CTA (persistent) or SM (one tile per CTA)
+    for w in range(min(meta["wgs"], 2)):
+        base = 4 + 6 * w
+        spans = [r[base + 5] - r[base] for r in recs.values() if r[base] and r[base + 5]]
+        lines.append(f"| warpgroup {w}: tile start -> epilogue done | {mean(spans):.0f} |")
+    gaps = {0: [], 1: []}
+    if meta["persistent"]:
+        for (cta, k), r in recs.items():
+            nxt = recs.get((cta, k + 1))
+            if nxt is None:
+                continue
+            for w in range(min(meta["wgs"], 2)):
+                base = 4 + 6 * w
+                if r[base + 5] and nxt[base]:
+                    gaps[w].append(nxt[base] - r[base + 5])
+    else:
+        by_sm = {}
+        for (cta, k), r in recs.items():
+            by_sm.setdefault(r[3], []).append(r)
+        for rs in by_sm.values():
+            for w in range(min(meta["wgs"], 2)):
+                base = 4 + 6 * w
+                seq = sorted((r for r in rs if r[base] and r[base + 5]), key=lambda r: r[base])
+                for r0, r1 in zip(seq, seq[1:]):
+                    gaps[w].append(r1[base] - r0[base + 5])
+    for w in range(min(meta["wgs"], 2)):
+        lines.append(f"| warpgroup {w}: epilogue done -> next tile's start ({'CTA' if meta['persistent'] else 'SM'}) "
+                     f"| {mean(gaps[w]):.0f} |")
+    # producer: Q issue and last V issue against warpgroup 0's tile start
+    q_lead = [r[4] - r[1] for r in recs.values() if r[1] and r[4]]
+    v_end = [r[4 + 4] - r[2] for r in recs.values() if r[2] and r[8]]
+    lines.append(f"| producer: Q issued before warpgroup 0's tile start | {mean(q_lead):.0f} |")
+    lines.append(f"| producer: last V issued before warpgroup 0's last P V complete | {mean(v_end):.0f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.md:
+        with open(a.md, "a") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
