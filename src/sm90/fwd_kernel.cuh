@@ -95,7 +95,15 @@ __device__ __forceinline__ TileOrder make_tile_order(const FwdParams& p, int til
   return TileOrder{static_cast<int>((p.seqlen_q + kBlockM - 1) / kBlockM), p.heads_q, p.heads_q * p.batch, tile_group};
 }
 
-// Probe builds (FLASHCUTE_SM90_FWD_TIMELINE): one clock64 stamp of (CTA, CTA-local tile k, slot).
+// Probe builds (FLASHCUTE_SM90_FWD_TIMELINE): FLASHCUTE_TIMELINE(statements) keeps them, release
+// builds drop them before the compiler sees them (their SASS is the same as without the probe).
+#if FLASHCUTE_SM90_FWD_TIMELINE
+#define FLASHCUTE_TIMELINE(...) __VA_ARGS__
+#else
+#define FLASHCUTE_TIMELINE(...)
+#endif
+
+// Probe builds: one clock64 stamp of (CTA, CTA-local tile k, slot).
 template <class Params>
 __device__ __forceinline__ void timeline_stamp(const Params& params, int k, int slot) {
 #if FLASHCUTE_SM90_FWD_TIMELINE
@@ -258,10 +266,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     if (tidx != 0) return;
     PipelineState write = cutlass::make_producer_start_state<Pipeline>();
     int q_loads = 0;
-    [[maybe_unused]] int tl_k = 0;  // CTA-local tile count (timeline probe)
+    FLASHCUTE_TIMELINE(int tl_k = 0;)  // CTA-local tile count
     for_each_tile([&](const TileWork& w) {
-      timeline_stamp(params, tl_k, 0);
-      if (!w.any_key()) { ++tl_k; return; }  // consumers write O = 0 without touching smem
+      FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 0);)
+      if (!w.any_key()) {  // consumers write O = 0 without touching smem
+        FLASHCUTE_TIMELINE(++tl_k;)
+        return;
+      }
       // Coordinate tensors of the TMA descriptors: (rows, d) of this (head, batch); varlen rows
       // start at the sequence's first packed row.
       const int batch = varlen ? 0 : w.batch;
@@ -301,7 +312,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           ++q_loads;
           Barrier::arrive_and_expect_tx(&ss.barrier_q, Tr::kTmaBytesQ);
           copy(params.tma_q.with(ss.barrier_q), tQgQ, tQsQ);
-          timeline_stamp(params, tl_k, 1);
+          FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 1);)
         }
         pipeline_v.producer_acquire(write);
         copy(with_barrier(params.tma_v, pipeline_v.producer_get_barrier(write)), tVgV(_, n_block), tVsV(_, write.index()));
@@ -315,8 +326,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       } else {
         for (int n_block = w.n_block_max - 1; n_block >= w.n_block_min; --n_block) load_block(n_block);
       }
-      timeline_stamp(params, tl_k, 2);
-      ++tl_k;
+      FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 2); ++tl_k;)
     });
     if constexpr (Tr::kCluster > 1) {
       // The CTA stays until every CTA of the cluster has freed every stage: their consumers' last
@@ -368,17 +378,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
   PipelineState read;  // K/V stages, continued across tiles in step with the producer's
   int q_phase = 0;     // parity of the next Q load's barrier phase
-  [[maybe_unused]] int tl_k = 0;  // CTA-local tile count (timeline probe)
-  [[maybe_unused]] const bool tl_lead = wtid == 0;
-  [[maybe_unused]] const int tl_base = 4 + 6 * cwg;
-  auto stamp = [&](int slot) {
-    if constexpr (FLASHCUTE_SM90_FWD_TIMELINE != 0) {
-      if (tl_lead) timeline_stamp(params, tl_k, tl_base + slot);
-    }
-  };
+  // Timeline probe: the CTA-local tile count; stamp(s) writes slot 4 + 6 cwg + s from the first
+  // thread of each consumer warpgroup.
+  FLASHCUTE_TIMELINE(int tl_k = 0; auto stamp = [&](int slot) {
+    if (wtid == 0) timeline_stamp(params, tl_k, 4 + 6 * cwg + slot);
+  };)
 
   for_each_tile([&](const TileWork& w) {
-    stamp(0);
+    FLASHCUTE_TIMELINE(stamp(0);)
     // Q's descriptors (MMA, MMA_M, MMA_K). In the persistent kernels that stage O in Q's space
     // (d 256) made afresh for each tile from an opaque copy of ctid: hoisted out of the tile loop,
     // their low word stayed live across it and was spilled (4 bytes per CTA, reloaded per tile).
@@ -419,7 +426,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     if (w.any_key()) {
       Barrier::wait(&ss.barrier_q, q_phase);  // RAW: Q landed
       q_phase ^= 1;
-      stamp(1);
+      FLASHCUTE_TIMELINE(stamp(1);)
     }
     if constexpr (!Tr::kOverlap) {
       for (int n_block = w.n_block_max - 1; n_block >= w.n_block_min; --n_block) {
@@ -503,9 +510,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         turn_begin();
         wgmma_gemm<true>(mma_qk, tSrQ, tSrK(_, _, _, read.index()), acc_s);
         turn_end(false);
-        stamp(2);
+        FLASHCUTE_TIMELINE(stamp(2);)
         warpgroup_wait<0>();
-        stamp(3);
+        FLASHCUTE_TIMELINE(stamp(3);)
         release(pipeline_k, ss.pipeline_k, read);
         free_q_after(n_block);
         Tensor scores = transform_and_mask(acc_s, n_block);
@@ -538,27 +545,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           // under a branch made ptxas serialize every wgmma of the kernel (C7512).
           auto recompute = [&](auto&) {
             Tensor sKn = sK(_, _, read.index());  // (BN, D)
-            if constexpr (FLASHCUTE_SM90_FWD_RECOMPUTE_K_OUTER != 0) {
-              // k outermost, every score accumulating in place: the same fmaf chain per score (the
-              // same bits), with no per-score temporaries live across the unrolled elements.
-              clear(acc_s);
+            CUTE_UNROLL
+            for (int i = 0; i < size(acc_s); ++i) {
+              const int row = get<0>(tScS(i)), col = get<1>(tScS(i));
+              float dot = 0.0f;
 #pragma unroll 1
-              for (int k = 0; k < kHeadDim; ++k) {
-                CUTE_UNROLL
-                for (int i = 0; i < size(acc_s); ++i) {
-                  const int row = get<0>(tScS(i)), col = get<1>(tScS(i));
-                  acc_s(i) = fmaf(static_cast<float>(sQ(row, k)), static_cast<float>(sKn(col, k)), acc_s(i));
-                }
-              }
-            } else {
-              CUTE_UNROLL
-              for (int i = 0; i < size(acc_s); ++i) {
-                const int row = get<0>(tScS(i)), col = get<1>(tScS(i));
-                float dot = 0.0f;
-#pragma unroll 1
-                for (int k = 0; k < kHeadDim; ++k) dot = fmaf(static_cast<float>(sQ(row, k)), static_cast<float>(sKn(col, k)), dot);
-                acc_s(i) = dot;
-              }
+              for (int k = 0; k < kHeadDim; ++k) dot = fmaf(static_cast<float>(sQ(row, k)), static_cast<float>(sKn(col, k)), dot);
+              acc_s(i) = dot;
             }
             transform_and_mask(acc_s, n_block);
           };
@@ -591,7 +584,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read_prev.index()), acc_o);
       turn_end(true);
       warpgroup_wait<0>();
-      stamp(4);
+      FLASHCUTE_TIMELINE(stamp(4);)
       release(pipeline_v, ss.pipeline_v, read_prev);
     }
 
@@ -631,7 +624,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           *reinterpret_cast<uint4*>(o_ptr + static_cast<int64_t>(wg_tile * 64 + row) * p.o_row_stride + col) =
               make_uint4(0, 0, 0, 0);
       }
-      ++tl_k;
+      FLASHCUTE_TIMELINE(++tl_k;)
       return;
     }
 
@@ -698,8 +691,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       }
       sm80::copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, wg_rows, p.head_dim_v);
     }
-    stamp(5);
-    ++tl_k;
+    FLASHCUTE_TIMELINE(stamp(5); ++tl_k;)
   });
   // The CTA's smem must outlive the reads of its last TMA store.
   if (wtid == 0) tma_store_wait<0>();

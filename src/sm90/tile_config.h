@@ -257,11 +257,6 @@ constexpr int cluster_choice(int measured) {
 #endif
 inline constexpr int kTimelineSlots = 16;     // per (CTA, tile): 0-2 producer, 3 SM id, 4-9 / 10-15 consumer warpgroups 0 / 1
 inline constexpr int kTimelineMaxTiles = 64;  // CTA-local tiles recorded
-// The speculative exps' recompute of a block's scores (fwd_kernel.cuh): 1 = the head-dim loop
-// outermost (A/B switch), 0 = score by score.
-#ifndef FLASHCUTE_SM90_FWD_RECOMPUTE_K_OUTER
-#define FLASHCUTE_SM90_FWD_RECOMPUTE_K_OUTER 0
-#endif
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED
 #define FLASHCUTE_SM90_FWD_BLOCK_N_MASKED -1

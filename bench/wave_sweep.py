@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""TFLOP/s against the number of tiles: the same sequence length and head dim at several head counts,
+so that the tiles fill a whole number of waves of the GPU's SMs or leave a partial last wave.
+
+A kernel that runs one tile per CTA (or a persistent one dealing tiles evenly) loses the idle part of
+the last wave: BENCHMARKING.md's grid has 2048 tiles of 128 query rows at d 128 (every length), which
+is 15.52 waves of an H100's 132 SMs. Running heads such that the tiles make exactly 16 waves next to
+the grid's shape shows what the partial wave costs, at the power cap (thousands of back-to-back
+launches per phase, as bench/ab_steady.py), for our kernel and, on the same shapes, SDPA's cuDNN
+backend.
+
+    python3 bench/wave_sweep.py --bin build/cli/flashcute --case 128:8192:1x32,1x33,1x34 --rounds 2
+
+A case is D:SEQLEN:BxH[,BxH...] (non-causal, forward, bf16).
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import GpuSampler, Impls, window_stats  # noqa: E402
+from bench_grid import pass_flops, tflops  # noqa: E402
+
+TFLOPS = re.compile(r"([0-9.]+) ms\s+([0-9.]+) TFLOP/s")
+
+
+def parse_case(text):
+    d, s, shapes = text.split(":")
+    return int(d), int(s), [tuple(int(x) for x in bh.split("x")) for bh in shapes.split(",")]
+
+
+def ours(binary, d, s, b, h, iters, extra):
+    cmd = [binary, "bench", "--dtype", "bf16", "--d", str(d), "--seqlen", str(s), "--causal", "false",
+           "--pass", "fwd", "--backend", "sm90", "--tokens", str(b * s), "--hidden", str(h * d),
+           "--warmup", "20", "--iters", str(iters), "--no-flush"] + extra
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    t1 = time.perf_counter()
+    found = TFLOPS.findall(out.stdout)
+    if out.returncode != 0 or len(found) != 1:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stdout[-500:]}{out.stderr[-500:]}")
+    return t0, t1, float(found[0][1])
+
+
+def cudnn_runner():
+    import torch
+
+    impls = Impls(torch, None, ["sdpa_cudnn"], no_flex=True)
+    if not impls.names:
+        return None
+
+    def run(d, s, b, h, iters):
+        q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        prep = impls.prepare("sdpa_cudnn", q, k, v, torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16), False)
+        t0 = time.perf_counter()
+        with impls.context("sdpa_cudnn", "fwd"):
+            for _ in range(20):
+                prep.call()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(iters):
+                prep.call()
+            end.record()
+            torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        flops = pass_flops(dict(batch=b, heads=h, seqlen=s, d=d, causal=False), "fwd")
+        return t0, t1, tflops(flops, start.elapsed_time(end) / iters)
+
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", required=True, help="flashcute binary")
+    ap.add_argument("--case", action="append", type=parse_case, required=True)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=1.5, help="GPU time per phase (iterations sized from it)")
+    ap.add_argument("--sms", type=int, default=132)
+    ap.add_argument("--block-m", type=int, default=128, help="query rows per tile, for the wave column")
+    ap.add_argument("--no-cudnn", action="store_true")
+    ap.add_argument("--extra", default="", help="more `flashcute bench` words (e.g. '--fwd-workspace no')")
+    ap.add_argument("--out", help="markdown file for the table")
+    a = ap.parse_args()
+    peer = None if a.no_cudnn else cudnn_runner()
+    sampler = GpuSampler(0, period_s=0.01)
+    sampler.start()
+    rows = {}
+    try:
+        for r in range(a.rounds):
+            for d, s, shapes in a.case:
+                for b, h in shapes:
+                    flops = pass_flops(dict(batch=b, heads=h, seqlen=s, d=d, causal=False), "fwd")
+                    iters = max(50, int(a.seconds * 600e12 / flops))
+                    key = (d, s, b, h)
+                    t0, t1, ours_tf = ours(a.bin, d, s, b, h, iters, a.extra.split())
+                    clk = window_stats(sampler.samples, t0 + 0.4 * (t1 - t0), t1)
+                    rows.setdefault(key, {"ours": [], "cudnn": [], "clock": []})
+                    rows[key]["ours"].append(ours_tf)
+                    if clk:
+                        rows[key]["clock"].append(clk["clock_mhz"])
+                    if peer:
+                        rows[key]["cudnn"].append(peer(d, s, b, h, iters)[2])
+                    print(f"round {r}: d {d} s {s} {b}x{h}: ours {ours_tf:.1f}"
+                          + (f" cuDNN {rows[key]['cudnn'][-1]:.1f}" if peer else ""), flush=True)
+    finally:
+        sampler.stop()
+    lines = ["| d | seqlen | batch x heads | tiles / SMs | ours TFLOP/s (rounds) | cuDNN TFLOP/s (rounds) | SM MHz |",
+             "|---|---|---|---|---|---|---|"]
+    for (d, s, b, h), v in rows.items():
+        tiles = b * h * ((s + a.block_m - 1) // a.block_m)
+        fmt = lambda xs: ", ".join(f"{x:.1f}" for x in xs) or "-"  # noqa: E731
+        clocks = ", ".join(f"{c:.0f}" for c in v["clock"] if c) or "-"
+        lines.append(f"| {d} | {s} | {b}x{h} | {tiles / a.sms:.2f} | {fmt(v['ours'])} | {fmt(v['cudnn'])} | {clocks} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
