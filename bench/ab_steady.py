@@ -59,12 +59,13 @@ def variant_args(folder):
         return f.read().split()
 
 
-def run_cli(binary, case, a):
-    """One phase of our kernel: (t0, t1, TFLOP/s) with host times around the process."""
+def run_cli(binary, case, a, extra=()):
+    """One phase of our kernel: (t0, t1, TFLOP/s) with host times around the process; `extra` adds
+    `flashcute bench` words after the variant's own (e.g. another batch x heads shape)."""
     d, causal, s = case
     cmd = [binary, "bench", "--dtype", a.dtype, "--d", str(d), "--seqlen", str(s), "--causal",
            "true" if causal else "false", "--pass", a.passes, "--backend", a.backend, "--warmup", "20",
-           "--iters", str(a.iters), "--no-flush"] + variant_args(os.path.dirname(binary))
+           "--iters", str(a.iters), "--no-flush"] + variant_args(os.path.dirname(binary)) + list(extra)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True)
     t1 = time.perf_counter()

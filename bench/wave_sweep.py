@@ -16,16 +16,14 @@ A case is D:SEQLEN:BxH[,BxH...] (non-causal, forward, bf16).
 
 import argparse
 import os
-import re
-import subprocess
 import sys
 import time
+import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ab_steady import run_cli  # noqa: E402
 from bench import GpuSampler, Impls, window_stats  # noqa: E402
 from bench_grid import pass_flops, tflops  # noqa: E402
-
-TFLOPS = re.compile(r"([0-9.]+) ms\s+([0-9.]+) TFLOP/s")
 
 
 def parse_case(text):
@@ -34,16 +32,9 @@ def parse_case(text):
 
 
 def ours(binary, d, s, b, h, iters, extra):
-    cmd = [binary, "bench", "--dtype", "bf16", "--d", str(d), "--seqlen", str(s), "--causal", "false",
-           "--pass", "fwd", "--backend", "sm90", "--tokens", str(b * s), "--hidden", str(h * d),
-           "--warmup", "20", "--iters", str(iters), "--no-flush"] + extra
-    t0 = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    t1 = time.perf_counter()
-    found = TFLOPS.findall(out.stdout)
-    if out.returncode != 0 or len(found) != 1:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stdout[-500:]}{out.stderr[-500:]}")
-    return t0, t1, float(found[0][1])
+    """ab_steady's phase of `flashcute bench` (bf16 forward, SM90) on batch b x heads h."""
+    a = types.SimpleNamespace(dtype="bf16", passes="fwd", backend="sm90", iters=iters)
+    return run_cli(binary, (d, False, s), a, ["--tokens", str(b * s), "--hidden", str(h * d)] + extra)
 
 
 def cudnn_runner():
