@@ -248,9 +248,9 @@ constexpr int cluster_choice(int measured) {
   return FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K < 0 ? measured : FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K;
 }
 // Probe builds: 1 = every SM90 forward kernel writes clock64 stamps at a few points of each tile
-// (producer: tile start, Q issued, last V issued; each consumer warpgroup: tile start, its wait for Q returned,
-// first S issued, first S complete, last P V complete, epilogue done) to a buffer the launcher
-// owns, dumped after each launch to the file named by FLASHCUTE_TIMELINE_OUT
+// (producer: tile start, Q issued, last V issued; each consumer warpgroup: tile start, its wait for
+// Q returned, first S issued, first S complete, last P V complete, epilogue done) to a buffer the
+// launcher owns, dumped after each launch to the file named by FLASHCUTE_TIMELINE_OUT
 // (bench/tile_timeline.py reads it). Never on in a release build.
 #ifndef FLASHCUTE_SM90_FWD_TIMELINE
 #define FLASHCUTE_SM90_FWD_TIMELINE 0
