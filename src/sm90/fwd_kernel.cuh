@@ -108,7 +108,8 @@ template <class Params>
 __device__ __forceinline__ void timeline_stamp(const Params& params, int k, int slot) {
 #if FLASHCUTE_SM90_FWD_TIMELINE
   if (params.timeline != nullptr && k < kTimelineMaxTiles) {
-    unsigned long long* rec = params.timeline + (static_cast<size_t>(blockIdx.x) * kTimelineMaxTiles + k) * kTimelineSlots;
+    unsigned long long* rec =
+        params.timeline + (static_cast<size_t>(blockIdx.x) * kTimelineMaxTiles + k) * kTimelineSlots;
     rec[slot] = clock64();
     if (slot == 0) {
       unsigned sm;

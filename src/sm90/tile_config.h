@@ -255,7 +255,8 @@ constexpr int cluster_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_TIMELINE
 #define FLASHCUTE_SM90_FWD_TIMELINE 0
 #endif
-inline constexpr int kTimelineSlots = 16;     // per (CTA, tile): 0-2 producer, 3 SM id, 4-9 / 10-15 consumer warpgroups 0 / 1
+// Stamps per (CTA, tile): 0-2 producer, 3 the SM's id, 4-9 / 10-15 consumer warpgroups 0 / 1.
+inline constexpr int kTimelineSlots = 16;
 inline constexpr int kTimelineMaxTiles = 64;  // CTA-local tiles recorded
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED
