@@ -4,9 +4,9 @@
 A build with -DFLASHCUTE_SM90_FWD_TIMELINE=1 (in FLASHCUTE_SM90_FLAGS) has every SM90 forward kernel
 write clock64 stamps at a handful of points of each tile (src/sm90/tile_config.h): the producer
 thread at the tile's start, after issuing Q and after issuing the last V; each consumer
-warpgroup's first thread at the tile's start, when its wait for Q returned, after issuing the first S = Q K^T,
-when it completed, when the last P V completed and when the epilogue is done. The launcher dumps
-them to $FLASHCUTE_TIMELINE_OUT after every launch (the last launch's stay).
+warpgroup's first thread at the tile's start, when its wait for Q returned, after issuing the
+first S = Q K^T, when it completed, when the last P V completed and when the epilogue is done. The
+launcher dumps them to $FLASHCUTE_TIMELINE_OUT after every launch (the last launch's stay).
 
     FLASHCUTE_TIMELINE_OUT=t.bin flashcute bench --d 128 --seqlen 512 --causal false --iters 3 ...
     python3 bench/tile_timeline.py t.bin [--md out.md]
@@ -21,8 +21,9 @@ import statistics
 import struct
 import sys
 
-PHASES = [("tile start -> Q wait returned", 0, 1), ("Q wait returned -> first S issued", 1, 2), ("first S issued -> complete", 2, 3),
-          ("first S complete -> last P V complete", 3, 4), ("last P V complete -> epilogue done", 4, 5)]
+PHASES = [("tile start -> Q wait returned", 0, 1), ("Q wait returned -> first S issued", 1, 2),
+          ("first S issued -> complete", 2, 3), ("first S complete -> last P V complete", 3, 4),
+          ("last P V complete -> epilogue done", 4, 5)]
 
 
 def load(path):

@@ -78,8 +78,8 @@ def main():
     a = ap.parse_args()
     peer = None if a.no_cudnn else cudnn_runner()
     sampler = GpuSampler(0, period_s=0.01)
+    rows, spans = {}, []
     sampler.start()
-    rows = {}
     try:
         for r in range(a.rounds):
             for d, s, shapes in a.case:
@@ -88,24 +88,27 @@ def main():
                     iters = max(50, int(a.seconds * 600e12 / flops))
                     key = (d, s, b, h)
                     t0, t1, ours_tf = ours(a.bin, d, s, b, h, iters, a.extra.split())
-                    clk = window_stats(sampler.samples, t0 + 0.4 * (t1 - t0), t1)
-                    rows.setdefault(key, {"ours": [], "cudnn": [], "clock": []})
+                    spans.append((key, t0, t1))
+                    rows.setdefault(key, {"ours": [], "cudnn": []})
                     rows[key]["ours"].append(ours_tf)
-                    if clk:
-                        rows[key]["clock"].append(clk["clock_mhz"])
                     if peer:
                         rows[key]["cudnn"].append(peer(d, s, b, h, iters)[2])
                     print(f"round {r}: d {d} s {s} {b}x{h}: ours {ours_tf:.1f}"
                           + (f" cuDNN {rows[key]['cudnn'][-1]:.1f}" if peer else ""), flush=True)
     finally:
-        sampler.stop()
+        samples = sampler.stop()
+    clocks = {}
+    for key, t0, t1 in spans:  # the mean SM clock over each of our phases' last 60%
+        w = window_stats(samples, t0 + 0.4 * (t1 - t0), t1)
+        if w:
+            clocks.setdefault(key, []).append(w["clock_mhz"])
     lines = ["| d | seqlen | batch x heads | tiles / SMs | ours TFLOP/s (rounds) | cuDNN TFLOP/s (rounds) | SM MHz |",
              "|---|---|---|---|---|---|---|"]
     for (d, s, b, h), v in rows.items():
         tiles = b * h * ((s + a.block_m - 1) // a.block_m)
         fmt = lambda xs: ", ".join(f"{x:.1f}" for x in xs) or "-"  # noqa: E731
-        clocks = ", ".join(f"{c:.0f}" for c in v["clock"] if c) or "-"
-        lines.append(f"| {d} | {s} | {b}x{h} | {tiles / a.sms:.2f} | {fmt(v['ours'])} | {fmt(v['cudnn'])} | {clocks} |")
+        mhz = ", ".join(f"{c:.0f}" for c in clocks.get((d, s, b, h), [])) or "-"
+        lines.append(f"| {d} | {s} | {b}x{h} | {tiles / a.sms:.2f} | {fmt(v['ours'])} | {fmt(v['cudnn'])} | {mhz} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:

@@ -540,3 +540,76 @@ def test_ab_steady_variant_args_file(tmp_path, monkeypatch):
     ab_steady.main()
     rows = [ln for ln in out.read_text().splitlines() if ln.startswith("| 64")]
     assert rows == ["| 64 | no | 2048 | 500.0 (–, –) | 400.0 (–, –) | 0.800 (0.800-0.800) |"]
+
+
+def test_wave_sweep_table_from_stand_in_binary(tmp_path, monkeypatch):
+    """Each shape runs `flashcute bench` with its batch x heads as --tokens / --hidden; the table has the
+    tiles per SM wave and the SM clock of our phases."""
+    import time
+
+    wave_sweep = pytest.importorskip("wave_sweep")
+    exe = tmp_path / "flashcute"
+    # 2 x 16 heads at 8k (hidden 2048) reads 600, 1 x 33 (hidden 4224) 620; anything else fails
+    exe.write_text("#!/bin/sh\ncase \"$*\" in\n"
+                   "  *'--tokens 16384 --hidden 2048'*) t=600.0;;\n"
+                   "  *'--tokens 8192 --hidden 4224'*) t=620.0;;\n"
+                   "  *) exit 3;;\nesac\n"
+                   "case \"$*\" in\n"
+                   "  *'bench --dtype bf16 --d 128 --seqlen 8192 --causal false --pass fwd --backend sm90'*) ;;\n"
+                   "  *) exit 4;;\nesac\n"
+                   "echo \"bf16 d128 full   s8192  fwd     flashcute_sm90     1.000 ms   $t TFLOP/s\"\n")
+    exe.chmod(0o755)
+
+    class FakeSampler:
+        available = True
+
+        def __init__(self, index, period_s):
+            pass
+
+        def start(self):
+            self.t0 = time.perf_counter()
+
+        def stop(self):
+            t1 = time.perf_counter()
+            n = int((t1 - self.t0) / 1e-4) + 2
+            return [(self.t0 + i * (t1 - self.t0) / (n - 1), 1890, 600.0) for i in range(n)]
+
+    monkeypatch.setattr(wave_sweep, "GpuSampler", FakeSampler)
+    out = tmp_path / "waves.md"
+    monkeypatch.setattr(sys, "argv", ["wave_sweep", "--bin", str(exe), "--case", "128:8192:2x16,1x33", "--rounds", "2",
+                                      "--seconds", "0.001", "--no-cudnn", "--out", str(out)])
+    wave_sweep.main()
+    rows = [ln for ln in out.read_text().splitlines() if ln.startswith("| 128")]
+    assert rows == ["| 128 | 8192 | 2x16 | 15.52 | 600.0, 600.0 | - | 1890, 1890 |",
+                    "| 128 | 8192 | 1x33 | 16.00 | 620.0, 620.0 | - | 1890, 1890 |"]
+
+
+def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch):
+    """A synthetic probe dump (two CTAs, three tiles each, fixed offsets) gives back those offsets."""
+    import struct
+
+    tile_timeline = pytest.importorskip("tile_timeline")
+    grid_, slots, max_tiles = 2, 16, 64
+    vals = [0] * (grid_ * max_tiles * slots)
+    offsets = [0, 600, 1500, 1860, 11700, 13300]  # tile start, Q's wait, S issued, S done, last P V, epilogue
+    for cta in range(grid_):
+        t = 100000
+        for k in range(3):
+            base = (cta * max_tiles + k) * slots
+            vals[base + 0], vals[base + 1], vals[base + 2], vals[base + 3] = t - 3000, t - 1500, t + 9000, cta
+            for wg in range(2):
+                for i, dt in enumerate(offsets):
+                    vals[base + 4 + 6 * wg + i] = t + dt + 700 * wg
+            t += 14400
+    dump = tmp_path / "tl.bin"
+    dump.write_bytes(struct.pack("<8q", grid_, slots, max_tiles, 128, 128, 2, 1, 512) +
+                     struct.pack(f"<{len(vals)}Q", *vals))
+    out = tmp_path / "tl.md"
+    monkeypatch.setattr(sys, "argv", ["tile_timeline", str(dump), "--md", str(out), "--label", "synthetic"])
+    tile_timeline.main()
+    text = out.read_text()
+    assert "2 consumer warpgroups, persistent, seqlen_k 512, 6 tiles recorded" in text
+    assert "| tile start -> Q wait returned | 600 | 600 |" in text
+    assert "| first S complete -> last P V complete | 9840 | 9840 |" in text
+    assert "| warpgroup 0: epilogue done -> next tile's start (CTA) | 1100 |" in text
+    assert "| producer: Q issued before warpgroup 0's tile start | 1500 |" in text
