@@ -466,21 +466,11 @@ def test_ncu_pairs_table_from_csv():
                     "| fwd | 64 | yes | 4096 | 1013.0 | 1213.0 | 1.197 |"]
 
 
-def test_ab_steady_table_from_stand_in_binaries(tmp_path, monkeypatch):
+def fake_sampler(clock_mhz, power_w):
+    """A GpuSampler stand-in: NVML read every 0.1 ms from start() to stop(), always these values."""
     import time
 
-    ab_steady = pytest.importorskip("ab_steady")
-    for name, tflops in (("base", 500.0), ("v2", 525.0)):
-        d = tmp_path / name
-        d.mkdir()
-        exe = d / "flashcute"
-        # `flashcute bench`'s output for one case; the arguments must name it
-        exe.write_text("#!/bin/sh\ncase \"$*\" in *'bench --dtype bf16 --d 128 --seqlen 8192 --causal false --pass fwd "
-                       "--backend sm90 --warmup 20 --iters 5 --no-flush'*) ;; *) exit 3;; esac\n"
-                       f"echo 'bf16 d128 causal s8192  fwd     flashcute_sm90     1.234 ms   {tflops} TFLOP/s'\n")
-        exe.chmod(0o755)
-
-    class FakeSampler:  # NVML: one sample every 0.1 ms from start() to stop()
+    class FakeSampler:
         available = True
 
         def __init__(self, index, period_s):
@@ -492,9 +482,24 @@ def test_ab_steady_table_from_stand_in_binaries(tmp_path, monkeypatch):
         def stop(self):
             t1 = time.perf_counter()
             n = int((t1 - self.t0) / 1e-4) + 2
-            return [(self.t0 + i * (t1 - self.t0) / (n - 1), 1600, 690.0) for i in range(n)]
+            return [(self.t0 + i * (t1 - self.t0) / (n - 1), clock_mhz, power_w) for i in range(n)]
 
-    monkeypatch.setattr(ab_steady, "GpuSampler", FakeSampler)
+    return FakeSampler
+
+
+def test_ab_steady_table_from_stand_in_binaries(tmp_path, monkeypatch):
+    ab_steady = pytest.importorskip("ab_steady")
+    for name, tflops in (("base", 500.0), ("v2", 525.0)):
+        d = tmp_path / name
+        d.mkdir()
+        exe = d / "flashcute"
+        # `flashcute bench`'s output for one case; the arguments must name it
+        exe.write_text("#!/bin/sh\ncase \"$*\" in *'bench --dtype bf16 --d 128 --seqlen 8192 --causal false --pass fwd "
+                       "--backend sm90 --warmup 20 --iters 5 --no-flush'*) ;; *) exit 3;; esac\n"
+                       f"echo 'bf16 d128 causal s8192  fwd     flashcute_sm90     1.234 ms   {tflops} TFLOP/s'\n")
+        exe.chmod(0o755)
+
+    monkeypatch.setattr(ab_steady, "GpuSampler", fake_sampler(1600, 690.0))
     out = tmp_path / "steady.md"
     monkeypatch.setattr(sys, "argv", ["ab_steady", "--bin-dir", str(tmp_path), "--case", "128:no:8192",
                                       "--rounds", "3", "--iters", "5", "--out", str(out)])
@@ -545,8 +550,6 @@ def test_ab_steady_variant_args_file(tmp_path, monkeypatch):
 def test_wave_sweep_table_from_stand_in_binary(tmp_path, monkeypatch):
     """Each shape runs `flashcute bench` with its batch x heads as --tokens / --hidden; the table has the
     tiles per SM wave and the SM clock of our phases."""
-    import time
-
     wave_sweep = pytest.importorskip("wave_sweep")
     exe = tmp_path / "flashcute"
     # 2 x 16 heads at 8k (hidden 2048) reads 600, 1 x 33 (hidden 4224) 620; anything else fails
@@ -560,21 +563,7 @@ def test_wave_sweep_table_from_stand_in_binary(tmp_path, monkeypatch):
                    "echo \"bf16 d128 full   s8192  fwd     flashcute_sm90     1.000 ms   $t TFLOP/s\"\n")
     exe.chmod(0o755)
 
-    class FakeSampler:
-        available = True
-
-        def __init__(self, index, period_s):
-            pass
-
-        def start(self):
-            self.t0 = time.perf_counter()
-
-        def stop(self):
-            t1 = time.perf_counter()
-            n = int((t1 - self.t0) / 1e-4) + 2
-            return [(self.t0 + i * (t1 - self.t0) / (n - 1), 1890, 600.0) for i in range(n)]
-
-    monkeypatch.setattr(wave_sweep, "GpuSampler", FakeSampler)
+    monkeypatch.setattr(wave_sweep, "GpuSampler", fake_sampler(1890, 600.0))
     out = tmp_path / "waves.md"
     monkeypatch.setattr(sys, "argv", ["wave_sweep", "--bin", str(exe), "--case", "128:8192:2x16,1x33", "--rounds", "2",
                                       "--seconds", "0.001", "--no-cudnn", "--out", str(out)])
