@@ -77,7 +77,8 @@ def run_cli(binary, case, a, extra=()):
 
 def peer_runner(a):
     """A peer of bench.py's (e.g. sdpa_cudnn, sdpa_flash) on the same shape and pass, bound and run in
-    its context as bench.py does, timed like a variant: (t0, t1, TFLOP/s)."""
+    its context as bench.py does, timed like a variant: (t0, t1, TFLOP/s). `shape` (batch, heads) and
+    `iters` override the grid's shape for the case and a.iters."""
     import torch
 
     impls = Impls(torch, None, [a.peer], no_flex=True)
@@ -85,9 +86,10 @@ def peer_runner(a):
         sys.exit(f"ab_steady: {'; '.join(impls.notes)}")
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float16
 
-    def run(case):
+    def run(case, shape=None, iters=None):
         d, causal, s = case
-        b, h = shape_for(s, d)
+        b, h = shape if shape is not None else shape_for(s, d)
+        iters = iters if iters is not None else a.iters
         bwd = a.passes == "bwd"
         q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype, requires_grad=bwd) for _ in range(3))
         prep = impls.prepare(a.peer, q, k, v, torch.randn(b, s, h, d, device="cuda", dtype=dtype), causal)
@@ -102,13 +104,13 @@ def peer_runner(a):
                 call()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            for _ in range(a.iters):
+            for _ in range(iters):
                 call()
             end.record()
             torch.cuda.synchronize()
         t1 = time.perf_counter()
         flops = pass_flops(dict(batch=b, heads=h, seqlen=s, d=d, causal=causal), a.passes)
-        return t0, t1, tflops(flops, start.elapsed_time(end) / a.iters)
+        return t0, t1, tflops(flops, start.elapsed_time(end) / iters)
 
     return run
 

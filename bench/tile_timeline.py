@@ -99,7 +99,7 @@ def main():
                      f"| {mean(gaps[w]):.0f} |")
     # producer: Q issue and last V issue against warpgroup 0's tile start
     q_lead = [r[4] - r[1] for r in recs.values() if r[1] and r[4]]
-    v_end = [r[4 + 4] - r[2] for r in recs.values() if r[2] and r[8]]
+    v_end = [r[8] - r[2] for r in recs.values() if r[2] and r[8]]  # slot 8: warpgroup 0's last P V
     lines.append(f"| producer: Q issued before warpgroup 0's tile start | {mean(q_lead):.0f} |")
     lines.append(f"| producer: last V issued before warpgroup 0's last P V complete | {mean(v_end):.0f} |")
     text = "\n".join(lines) + "\n"

@@ -17,13 +17,12 @@ A case is D:SEQLEN:BxH[,BxH...] (non-causal, forward, bf16).
 import argparse
 import os
 import sys
-import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ab_steady import run_cli  # noqa: E402
-from bench import GpuSampler, Impls, window_stats  # noqa: E402
-from bench_grid import pass_flops, tflops  # noqa: E402
+from ab_steady import peer_runner, run_cli  # noqa: E402
+from bench import GpuSampler, window_stats  # noqa: E402
+from bench_grid import pass_flops  # noqa: E402
 
 
 def parse_case(text):
@@ -35,33 +34,6 @@ def ours(binary, d, s, b, h, iters, extra):
     """ab_steady's phase of `flashcute bench` (bf16 forward, SM90) on batch b x heads h."""
     a = types.SimpleNamespace(dtype="bf16", passes="fwd", backend="sm90", iters=iters)
     return run_cli(binary, (d, False, s), a, ["--tokens", str(b * s), "--hidden", str(h * d)] + extra)
-
-
-def cudnn_runner():
-    import torch
-
-    impls = Impls(torch, None, ["sdpa_cudnn"], no_flex=True)
-    if not impls.names:
-        return None
-
-    def run(d, s, b, h, iters):
-        q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-        prep = impls.prepare("sdpa_cudnn", q, k, v, torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16), False)
-        t0 = time.perf_counter()
-        with impls.context("sdpa_cudnn", "fwd"):
-            for _ in range(20):
-                prep.call()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(iters):
-                prep.call()
-            end.record()
-            torch.cuda.synchronize()
-        t1 = time.perf_counter()
-        flops = pass_flops(dict(batch=b, heads=h, seqlen=s, d=d, causal=False), "fwd")
-        return t0, t1, tflops(flops, start.elapsed_time(end) / iters)
-
-    return run
 
 
 def main():
@@ -76,7 +48,9 @@ def main():
     ap.add_argument("--extra", default="", help="more `flashcute bench` words (e.g. '--fwd-workspace no')")
     ap.add_argument("--out", help="markdown file for the table")
     a = ap.parse_args()
-    peer = None if a.no_cudnn else cudnn_runner()
+    # SDPA's cuDNN backend on the same shapes (ab_steady's peer, timed the same way)
+    peer = None if a.no_cudnn else peer_runner(types.SimpleNamespace(peer="sdpa_cudnn", dtype="bf16", passes="fwd",
+                                                                        iters=None))
     sampler = GpuSampler(0, period_s=0.01)
     rows, spans = {}, []
     sampler.start()
@@ -92,7 +66,7 @@ def main():
                     rows.setdefault(key, {"ours": [], "cudnn": []})
                     rows[key]["ours"].append(ours_tf)
                     if peer:
-                        rows[key]["cudnn"].append(peer(d, s, b, h, iters)[2])
+                        rows[key]["cudnn"].append(peer((d, False, s), shape=(b, h), iters=iters)[2])
                     print(f"round {r}: d {d} s {s} {b}x{h}: ours {ours_tf:.1f}"
                           + (f" cuDNN {rows[key]['cudnn'][-1]:.1f}" if peer else ""), flush=True)
     finally:
