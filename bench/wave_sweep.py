@@ -5,11 +5,11 @@ so that the tiles fill a whole number of waves of the GPU's SMs or leave a parti
 A kernel that runs one tile per CTA (or a persistent one dealing tiles evenly) loses the idle part of
 the last wave: BENCHMARKING.md's grid has 2048 tiles of 128 query rows at d 128 (every length), which
 is 15.52 waves of an H100's 132 SMs. Running heads such that the tiles make exactly 16 waves next to
-the grid's shape shows what the partial wave costs, at the power cap (thousands of back-to-back
+the grid's shape shows what the partial wave costs, at the steady state (thousands of back-to-back
 launches per phase, as bench/ab_steady.py), for our kernel and, on the same shapes, SDPA's cuDNN
 backend.
 
-    python3 bench/wave_sweep.py --bin build/cli/flashcute --case 128:8192:1x32,1x33,1x34 --rounds 2
+    python3 bench/wave_sweep.py --bin build/cli/apps/flashcute --case 128:8192:1x32,1x33,1x34 --rounds 2
 
 A case is D:SEQLEN:BxH[,BxH...] (non-causal, forward, bf16).
 """
