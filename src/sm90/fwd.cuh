@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <vector>
 #include <type_traits>
+#include <vector>
 
 #include "common/element.cuh"
 #include "sm90/fwd.h"
@@ -187,7 +187,8 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, Sch
     if (cudaMalloc(&timeline_buf, need) != cudaSuccess) return Status::Cuda("sm90 forward: timeline buffer");
     timeline_bytes = need;
   }
-  cudaMemsetAsync(timeline_buf, 0, need, reinterpret_cast<cudaStream_t>(stream));
+  if (cudaMemsetAsync(timeline_buf, 0, need, reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess)
+    return Status::Cuda("sm90 forward: timeline buffer reset");
   params.timeline = timeline_buf;
 #endif
   if constexpr (Tr::kCluster > 1) {

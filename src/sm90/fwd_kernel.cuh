@@ -99,14 +99,9 @@ __device__ __forceinline__ TileOrder make_tile_order(const FwdParams& p, int til
 // builds drop them before the compiler sees them (their SASS is the same as without the probe).
 #if FLASHCUTE_SM90_FWD_TIMELINE
 #define FLASHCUTE_TIMELINE(...) __VA_ARGS__
-#else
-#define FLASHCUTE_TIMELINE(...)
-#endif
-
-// Probe builds: one clock64 stamp of (CTA, CTA-local tile k, slot).
+// One clock64 stamp of (CTA, CTA-local tile k, slot); a tile's slot 0 also records the SM's id.
 template <class Params>
 __device__ __forceinline__ void timeline_stamp(const Params& params, int k, int slot) {
-#if FLASHCUTE_SM90_FWD_TIMELINE
   if (params.timeline != nullptr && k < kTimelineMaxTiles) {
     unsigned long long* rec =
         params.timeline + (static_cast<size_t>(blockIdx.x) * kTimelineMaxTiles + k) * kTimelineSlots;
@@ -117,8 +112,10 @@ __device__ __forceinline__ void timeline_stamp(const Params& params, int k, int 
       rec[3] = sm;
     }
   }
-#endif
 }
+#else
+#define FLASHCUTE_TIMELINE(...)
+#endif
 
 template <class Tr, bool kTransform>
 __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_constant__ typename Tr::Params params) {
