@@ -31,6 +31,11 @@ struct SoftmaxPolicy {
   // p = 2^fma(s, mult, -fl(m * mult)) (one FFMA per score) where every row's |m * mult| < 2^20, the
   // score-domain form otherwise (OnlineSoftmax::update says why both are exact).
   bool fused_exp2 = false;
+  // The lazy threshold's test on each thread's own row maxima first, one warp vote, and the quad's
+  // max shuffles only where a reference may move (references_stay): the same results, bit for bit,
+  // without the shuffles' latency on the common path. Measured on the SM90 forward only (session 26:
+  // +1-6%); the SM80 forward keeps the shuffles (its d 128 kernel spilled 16 bytes with the test).
+  bool local_max_check = false;
 };
 
 template <int kRows, int kQuad, SoftmaxPolicy kPolicy = SoftmaxPolicy{}>
@@ -47,6 +52,41 @@ struct OnlineSoftmax {
     }
   }
 
+  // Whether the lazy threshold keeps row r's finite reference against the block max m (the reference
+  // folded in; a NaN max moves it).
+  __device__ __forceinline__ bool within_threshold(float m, int r, float mult) const {
+    if constexpr (kPolicy.rescale_threshold > 0) {
+      return row_max[r] != -INFINITY && (m - row_max[r]) * mult <= static_cast<float>(kPolicy.rescale_threshold);
+    }
+    return false;
+  }
+
+  // The common case without the quad's shuffles: m holds each row's max over this thread's own
+  // scores (the reference folded in). When every thread of the warp keeps every reference on its own
+  // maxima, the quad's maxima keep them too (the quad max is one of its lanes' maxima), so
+  // new_references() would return false and leave row_max as it is: the same result, bit for bit.
+  // Warp-uniform.
+  __device__ __forceinline__ bool references_stay(const float (&m)[kRows], float mult) const {
+    bool keep = true;
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) keep &= within_threshold(m[r], r, mult) || m[r] == row_max[r];
+    return __all_sync(0xffffffffu, keep);
+  }
+
+  // m: this thread's row maxima (the reference folded in); becomes each row's new reference, the
+  // quad's max, or the old reference where the lazy threshold keeps it. Returns whether a reference
+  // of this thread's rows moved.
+  __device__ __forceinline__ bool new_references(float (&m)[kRows], float mult) const {
+    bool grew = false;
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      m[r] = quad_allreduce_max<kQuad>(m[r]);
+      if (within_threshold(m[r], r, mult)) m[r] = row_max[r];
+      grew |= m[r] != row_max[r];
+    }
+    return grew;
+  }
+
   // Folds one block of scores in: scores become p (unnormalized), acc_o rows are rescaled.
   // kFirst: the tile's first block, acc_o and the row sums still 0, so the rescale pass (factor 0,
   // or 1 for rows that saw no key) is skipped: the same values without 64 multiplies per thread.
@@ -58,20 +98,19 @@ struct OnlineSoftmax {
     // exactly 1 and the pass over acc_o is skipped (warp-uniform branch): after the first key
     // blocks this is the common case, and it removes one multiply per accumulator per block.
     float m_new[kRows];
-    bool grew = false;
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
-      float m = row_max[r];
+      m_new[r] = row_max[r];
       CUTE_UNROLL
-      for (int c = 0; c < size<1>(scores); ++c) m = fmaxf(m, scores(r, c));
-      m_new[r] = quad_allreduce_max<kQuad>(m);
-      if constexpr (kPolicy.rescale_threshold > 0) {
-        // Keep a finite reference that the block did not pass by more than the threshold (a NaN max
-        // moves it).
-        if (row_max[r] != -INFINITY && (m_new[r] - row_max[r]) * mult <= static_cast<float>(kPolicy.rescale_threshold))
-          m_new[r] = row_max[r];
-      }
-      grew |= m_new[r] != row_max[r];
+      for (int c = 0; c < size<1>(scores); ++c) m_new[r] = fmaxf(m_new[r], scores(r, c));
+    }
+    // m_new holds this thread's own maxima; the quad's shuffles only where a reference may move.
+    bool grew = false;
+    if (!kFirst && kPolicy.local_max_check && references_stay(m_new, mult)) {
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) m_new[r] = row_max[r];
+    } else {
+      grew = new_references(m_new, mult);
     }
     // A row that has seen only masked keys keeps m = -inf: use 0 as the reference so that
     // exp2(-inf - 0) = 0 instead of exp2(-inf + inf) = NaN.
@@ -183,17 +222,10 @@ struct OnlineSoftmax {
       exp_rows<false, true>(scores, m_old, mult, sum, bmax);
     }
     float m_new[kRows];
-    bool grew = false;
     CUTE_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      m_new[r] = quad_allreduce_max<kQuad>(fmaxf(row_max[r], bmax[r]));
-      if constexpr (kPolicy.rescale_threshold > 0) {
-        if (row_max[r] != -INFINITY && (m_new[r] - row_max[r]) * mult <= static_cast<float>(kPolicy.rescale_threshold))
-          m_new[r] = row_max[r];
-      }
-      grew |= m_new[r] != row_max[r];
-    }
-    if (!__any_sync(0xffffffffu, grew)) {
+    for (int r = 0; r < kRows; ++r) m_new[r] = fmaxf(row_max[r], bmax[r]);
+    if ((kPolicy.local_max_check && references_stay(m_new, mult)) ||
+        !__any_sync(0xffffffffu, new_references(m_new, mult))) {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) row_sum[r] += sum[r];
       return;

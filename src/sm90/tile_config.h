@@ -240,6 +240,15 @@ constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCU
 #define FLASHCUTE_SM90_FWD_SPEC_EXP -1
 #endif
 constexpr bool spec_exp_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_SPEC_EXP, measured); }
+// Every row's softmax tests the lazy threshold on each thread's own row maxima before the quad's
+// shuffles (SoftmaxPolicy::local_max_check; 1 on, 0 off for A/B builds). Measured (session 26,
+// ab_steady, bf16, 1000 launches, 2 rounds, against the shuffles on every block): d 128 +1.1% / +1.5%
+// / +1.0% non-causal at 512 / 2k / 8k, causal +2.2% at 512, +0.9% at 8k; d 64 non-causal 8k +2.7%,
+// causal 1k +6.2%; d 256 non-causal 8k +0.7%.
+#ifndef FLASHCUTE_SM90_FWD_LOCAL_MAX_CHECK
+#define FLASHCUTE_SM90_FWD_LOCAL_MAX_CHECK 1
+#endif
+constexpr bool local_max_check_choice() { return FLASHCUTE_SM90_FWD_LOCAL_MAX_CHECK != 0; }
 // cluster_min_seqlen_k of the d 128 and d 256 rows (-1 keeps the rows'; 0 off; N > 0 from N keys).
 #ifndef FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K
 #define FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K -1
