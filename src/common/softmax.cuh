@@ -33,8 +33,9 @@ struct SoftmaxPolicy {
   bool fused_exp2 = false;
   // The lazy threshold's test on each thread's own row maxima first, one warp vote, and the quad's
   // max shuffles only where a reference may move (references_stay): the same results, bit for bit,
-  // without the shuffles' latency on the common path. Measured on the SM90 forward only (session 26:
-  // +1-6%); the SM80 forward keeps the shuffles (its d 128 kernel spilled 16 bytes with the test).
+  // without the shuffles' latency on the common path. Measured on the SM90 forward's overlapped
+  // kernels (session 26: +1-6%); the others keep the shuffles on every block (with the test, SM80's
+  // d 128 kernel spilled 16-24 bytes and SM90's d 64 plain-loop masked kernel 88).
   bool local_max_check = false;
 };
 
@@ -98,19 +99,36 @@ struct OnlineSoftmax {
     // exactly 1 and the pass over acc_o is skipped (warp-uniform branch): after the first key
     // blocks this is the common case, and it removes one multiply per accumulator per block.
     float m_new[kRows];
-    CUTE_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      m_new[r] = row_max[r];
-      CUTE_UNROLL
-      for (int c = 0; c < size<1>(scores); ++c) m_new[r] = fmaxf(m_new[r], scores(r, c));
-    }
-    // m_new holds this thread's own maxima; the quad's shuffles only where a reference may move.
     bool grew = false;
-    if (!kFirst && kPolicy.local_max_check && references_stay(m_new, mult)) {
+    if constexpr (kPolicy.local_max_check) {
       CUTE_UNROLL
-      for (int r = 0; r < kRows; ++r) m_new[r] = row_max[r];
+      for (int r = 0; r < kRows; ++r) {
+        m_new[r] = row_max[r];
+        CUTE_UNROLL
+        for (int c = 0; c < size<1>(scores); ++c) m_new[r] = fmaxf(m_new[r], scores(r, c));
+      }
+      // m_new holds this thread's own maxima; the quad's shuffles only where a reference may move.
+      if (!kFirst && references_stay(m_new, mult)) {
+        CUTE_UNROLL
+        for (int r = 0; r < kRows; ++r) m_new[r] = row_max[r];
+      } else {
+        grew = new_references(m_new, mult);
+      }
     } else {
-      grew = new_references(m_new, mult);
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) {
+        float m = row_max[r];
+        CUTE_UNROLL
+        for (int c = 0; c < size<1>(scores); ++c) m = fmaxf(m, scores(r, c));
+        m_new[r] = quad_allreduce_max<kQuad>(m);
+        if constexpr (kPolicy.rescale_threshold > 0) {
+          // Keep a finite reference that the block did not pass by more than the threshold (a NaN
+          // max moves it).
+          if (row_max[r] != -INFINITY && (m_new[r] - row_max[r]) * mult <= static_cast<float>(kPolicy.rescale_threshold))
+            m_new[r] = row_max[r];
+        }
+        grew |= m_new[r] != row_max[r];
+      }
     }
     // A row that has seen only masked keys keeps m = -inf: use 0 as the reference so that
     // exp2(-inf - 0) = 0 instead of exp2(-inf + inf) = NaN.

@@ -51,7 +51,8 @@ struct FwdTraits {
   // needs less than fp16 (11 bits).
   static constexpr SoftmaxPolicy kSoftmaxPolicy{C.exp2_poly_every,
                                                 std::is_same_v<Element, cutlass::bfloat16_t> ? 3 : 4,
-                                                C.rescale_threshold, C.fused_exp2, local_max_check_choice()};
+                                                C.rescale_threshold, C.fused_exp2,
+                                                local_max_check_choice() && C.overlap};
   static_assert(kBlockM == 64 * kConsumerWgs, "each consumer warpgroup owns 64 query rows");
   static_assert(kConsumerWgs >= 2 && kConsumerWgs <= kMaxConsumerWgs, "2 to 4 consumer warpgroups (roles.h budgets)");
   static_assert(producer_regs(kConsumerWgs) + kConsumerWgs * consumer_regs(kConsumerWgs) <=

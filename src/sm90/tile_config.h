@@ -240,8 +240,9 @@ constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCU
 #define FLASHCUTE_SM90_FWD_SPEC_EXP -1
 #endif
 constexpr bool spec_exp_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_SPEC_EXP, measured); }
-// Every row's softmax tests the lazy threshold on each thread's own row maxima before the quad's
-// shuffles (SoftmaxPolicy::local_max_check; 1 on, 0 off for A/B builds). Measured (session 26,
+// The overlapped kernels' softmax tests the lazy threshold on each thread's own row maxima before the
+// quad's shuffles (SoftmaxPolicy::local_max_check; 1 on, 0 off for A/B builds; the plain-loop kernels
+// keep the shuffles: d 64's masked kernel spilled 88 bytes with the test). Measured (session 26,
 // ab_steady, bf16, 1000 launches, 2 rounds, against the shuffles on every block): d 128 +1.1% / +1.5%
 // / +1.0% non-causal at 512 / 2k / 8k, causal +2.2% at 512, +0.9% at 8k; d 64 non-causal 8k +2.7%,
 // causal 1k +6.2%; d 256 non-causal 8k +0.7%.
