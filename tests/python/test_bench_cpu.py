@@ -602,3 +602,37 @@ def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch):
     assert "| first S complete -> last P V complete | 9840 | 9840 |" in text
     assert "| warpgroup 0: epilogue done -> next tile's start (CTA) | 1100 |" in text
     assert "| producer: Q issued before warpgroup 0's tile start | 1500 |" in text
+
+
+def test_ncu_regions_table_from_a_source_page(tmp_path):
+    """A synthetic ncu source page: the innermost loop around the largest HGMMA group, by region."""
+    ncu_regions = pytest.importorskip("ncu_regions")
+    header = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Warp Stall Sampling (Not-issued Samples)",
+              "Instructions Executed", "stall_barrier", "stall_wait", "stall_barrier (Not Issued)"]
+    body = [("SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R2", 3, 10, 0, 3)]  # before the loop
+    body += [("BAR.SYNC.DEFER_BLOCKING R10, 0x100", 40, 100, 40, 0)]  # loop head: the turn
+    body += [("HGMMA.64x128x16.F32.BF16 R24, gdesc[UR20], R24", 2, 100, 0, 2)] * 16
+    body += [("WARPGROUP.DEPBAR.LE gsb0, 0x1", 30, 100, 30, 0),
+             ("FFMA R1, R2, R3, R4", 5, 6400, 0, 5), ("MUFU.EX2 R1, R1", 20, 6400, 0, 20),
+             ("FMNMX R5, R5, R6, !PT", 10, 6400, 0, 10), ("VOTE.ALL P0, P0", 4, 100, 0, 4),
+             ("F2FP.BF16.F32.PACK_AB R7, R8, R9", 3, 3200, 0, 3), ("IMAD R9, R9, 0x2, RZ", 1, 100, 0, 1)]
+    rows = [[f"{0x1000 + 16 * i:#x}", s, str(n), "0", str(ex), str(b), str(w), "0"] for i, (s, n, ex, b, w) in
+            enumerate(body)]
+    head = rows[1][0]
+    rows.append([f"{0x1000 + 16 * len(body):#x}", f"@P1 BRA {head}", "1", "0", "100", "0", "1", "0"])
+    rows.append([f"{0x1000 + 16 * len(body) + 16:#x}", f"@P2 BRA {rows[0][0]}", "7", "0", "1", "0", "7", "0"])  # outer
+    page = tmp_path / "src.csv"
+    with open(page, "w") as f:
+        f.write('==PROF== Connected to process 1\nflashcute bench: (program output)\n"Kernel Name","k"\n')
+        f.write(",".join(f'"{c}"' for c in header) + "\n")
+        for r in rows:
+            f.write(",".join(f'"{c}"' for c in r) + "\n")
+    text = ncu_regions.report(ncu_regions.read_rows(str(page)), "synthetic", 3)
+    # 156 samples in all, 146 in the loop (the 3 before it and the outer branch's 7 are not)
+    assert "25 instructions, 146 of the kernel's 156 samples (93.6%)" in text
+    assert "| wgmma issue (stage waits, turn, descriptors, HGMMA) | 72 | 49.3% | 1700 | barrier 40, wait 32 |" in text
+    assert "| wgmma waits | 30 | 20.5% | 100 | barrier 30 |" in text
+    assert "| exps (FFMA, MUFU, FADD) | 25 | 17.1% | 12800 | wait 25 |" in text
+    assert "| max (FMNMX) | 10 | 6.8% | 6400 | wait 10 |" in text
+    assert "| other | 2 | 1.4% | 200 | wait 2 |" in text  # IMAD and the loop's own branch
+    assert "| +0x0 | 40 | `BAR.SYNC.DEFER_BLOCKING R10, 0x100` | barrier 40 |" in text
