@@ -216,6 +216,57 @@ struct OnlineSoftmax {
     for (int r = 0; r < kRows; ++r) row_sum[r] += sum[r];
   }
 
+  // The references of a warp in which one moved: m_new[r] the new reference of row r (row_max[r]
+  // where it stays), m_old the one p was computed with (0 for a row without keys so far), sum the
+  // block's row sums of p. p is corrected in place by 2^(fl(m_old mult) - fl(m_new mult)) (the factor
+  // update() applies to O) and O and the row sums take update()'s rescale; exact up to the factor's
+  // rounding unless the correction could meet an exponent outside the float range (up by more than
+  // 126 in log2 units, or a row's first keys below -60), the exp form changes (|m mult| past 2^20) or
+  // the caller found the block unsafe: then `recompute(scores)` rewrites S and update() runs on it.
+  template <class Scores, class AccO, class Recompute>
+  __device__ __forceinline__ void move_references(Scores& scores, AccO& acc_o, float mult, Recompute&& recompute,
+                                                  const float (&m_old)[kRows], const float (&m_new)[kRows],
+                                                  const float (&sum)[kRows], bool fused_old, bool unsafe) {
+    using namespace cute;
+    float m_ref[kRows];
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) m_ref[r] = m_new[r] == -INFINITY ? 0.0f : m_new[r];
+    bool fused = false;
+    if constexpr (kPolicy.fused_exp2) {
+      bool small = true;
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) small &= fabsf(m_ref[r] * mult) < 1048576.0f;
+      fused = fused_old && __all_sync(0xffffffffu, small);
+    }
+    bool safe = fused == fused_old && !unsafe;
+    float g[kRows];  // p's correction: 2^(x_new - x_old), x the exponent each form gives p
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      const float d = fused_old ? __fmul_rn(m_ref[r], mult) - __fmul_rn(m_old[r], mult) : (m_ref[r] - m_old[r]) * mult;
+      safe &= d >= -60.0f && d <= 126.0f;  // (false for NaN)
+      g[r] = exp2_approx(-d);
+    }
+    if (!__all_sync(0xffffffffu, safe)) {
+      recompute(scores);
+      update(scores, acc_o, mult);
+      return;
+    }
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      // update()'s factor for O and the row sum (0 for a row whose first keys these are).
+      const float r_old = __fmul_rn(row_max[r], mult);
+      const float e = !fused_old ? (row_max[r] - m_ref[r]) * mult : r_old - __fmul_rn(m_ref[r], mult);
+      const float f = exp2_approx(e);
+      row_sum[r] = row_sum[r] * f + sum[r] * g[r];
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(acc_o); ++c) acc_o(r, c) *= f;
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(scores); ++c) scores(r, c) *= g[r];
+      row_max[r] = m_new[r];
+    }
+    fused_ = fused;
+  }
+
   // update() reordered so that the block max is off the path to the exps: p with the rows' current
   // references first (the max of the raw scores rides along in the same pass), then the check that
   // no reference moved (update()'s lazy threshold), which is the common case after a tile's first
@@ -251,43 +302,66 @@ struct OnlineSoftmax {
       return;
     }
     // A reference moved in this warp: update()'s new references, exp form and factors.
-    float m_ref[kRows];
+    move_references(scores, acc_o, mult, recompute, m_old, m_new, sum, fused_old, false);
+  }
+
+  // FLASHCUTE_SM90_FWD_SUM_CHECK (an interior block: every score visible and finite): the exps with
+  // the rows' current references and no block max. Fast path: every thread's row sums of p are at most
+  // 2^(threshold - 1), so every p is and every score lies within the threshold of its reference: the
+  // references stay. Otherwise the max of p, not of the scores: a row whose max p passes 1 (or whose
+  // first keys these are) moves its reference to m + log2(max p) / mult, its block max up to
+  // rounding, and p, O and the row sums are corrected as in update_speculative(). Exact up to rounding,
+  // like update_speculative(), but the references it picks are not bit for bit update()'s (they come
+  // from p's maximum, not the scores'). Where the correction could leave the float range (a max p below
+  // 2^-60 for a row's first keys, or above 2^126), the warp recomputes S and runs update().
+  template <class Scores, class AccO, class Recompute>
+  __device__ __forceinline__ void update_sum_check(Scores& scores, AccO& acc_o, float mult, Recompute&& recompute) {
+    using namespace cute;
+    static_assert(kPolicy.rescale_threshold > 1, "the sum test needs a lazy threshold");
+    float m_old[kRows], sum[kRows], unused[kRows];
     CUTE_UNROLL
-    for (int r = 0; r < kRows; ++r) m_ref[r] = m_new[r] == -INFINITY ? 0.0f : m_new[r];
-    bool fused = false;
-    if constexpr (kPolicy.fused_exp2) {
-      bool small = true;
+    for (int r = 0; r < kRows; ++r) m_old[r] = row_max[r] == -INFINITY ? 0.0f : row_max[r];
+    const bool fused_old = fused_;
+    if (fused_old) {
+      exp_rows<true, false>(scores, m_old, mult, sum, unused);
+    } else {
+      exp_rows<false, false>(scores, m_old, mult, sum, unused);
+    }
+    constexpr float kSumLimit = static_cast<float>(1 << (kPolicy.rescale_threshold - 1));
+    bool keep = true;
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) keep &= row_max[r] != -INFINITY && sum[r] <= kSumLimit;
+    if (__all_sync(0xffffffffu, keep)) {
       CUTE_UNROLL
-      for (int r = 0; r < kRows; ++r) small &= fabsf(m_ref[r] * mult) < 1048576.0f;
-      fused = fused_old && __all_sync(0xffffffffu, small);
-    }
-    bool safe = fused == fused_old;
-    float g[kRows];  // p's correction: 2^(x_new - x_old), x the exponent each form gives p
-    CUTE_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      const float d = fused_old ? __fmul_rn(m_ref[r], mult) - __fmul_rn(m_old[r], mult) : (m_ref[r] - m_old[r]) * mult;
-      safe &= d >= -60.0f && d <= 126.0f;  // (false for NaN)
-      g[r] = exp2_approx(-d);
-    }
-    if (!__all_sync(0xffffffffu, safe)) {
-      recompute(scores);
-      update(scores, acc_o, mult);
+      for (int r = 0; r < kRows; ++r) row_sum[r] += sum[r];
       return;
     }
+    // The slow path: each row's max p over the quad, and the new references it implies.
+    float m_new[kRows];
+    bool grew = false, unsafe = false;
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
-      // update()'s factor for O and the row sum (0 for a row whose first keys these are).
-      const float r_old = __fmul_rn(row_max[r], mult);
-      const float e = !fused_old ? (row_max[r] - m_ref[r]) * mult : r_old - __fmul_rn(m_ref[r], mult);
-      const float f = exp2_approx(e);
-      row_sum[r] = row_sum[r] * f + sum[r] * g[r];
+      float pm = 0.0f;
       CUTE_UNROLL
-      for (int c = 0; c < size<1>(acc_o); ++c) acc_o(r, c) *= f;
-      CUTE_UNROLL
-      for (int c = 0; c < size<1>(scores); ++c) scores(r, c) *= g[r];
-      row_max[r] = m_new[r];
+      for (int c = 0; c < size<1>(scores); ++c) pm = fmaxf(pm, scores(r, c));
+      pm = quad_allreduce_max<kQuad>(pm);
+      const bool first = row_max[r] == -INFINITY;
+      // Any growth moves it (not the lazy threshold): a reference the threshold keeps below the block
+      // max can hold a warp's row sums above the limit, sending it down this path on every later
+      // block (first form, causal rows: session 26). (False for a NaN max: the NaN reaches O.)
+      const bool move = first || pm > 1.0f;
+      // update_speculative()'s range: a move by less than -60 (a row's first keys far below reference
+      // 0: log2 of a tiny or flushed max p is not usable) or by more than 126 (p overflowed) is unsafe.
+      unsafe |= move && !(pm >= 0x1p-60f && pm <= 0x1p126f);
+      m_new[r] = move ? m_old[r] + __fdividef(__log2f(pm), mult) : row_max[r];
+      grew |= move;
     }
-    fused_ = fused;
+    if (!__any_sync(0xffffffffu, grew)) {
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) row_sum[r] += sum[r];
+      return;
+    }
+    move_references(scores, acc_o, mult, recompute, m_old, m_new, sum, fused_old, unsafe);
   }
 
   // Normalizes acc_o rows and returns each row's natural-log LSE in lse[r]. Rows that saw no key

@@ -133,6 +133,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // The overlapped loop's steps after a tile's first block run their exps before the block max
   // (Tr::kSpecExp; not the softcap/ALiBi kernels, whose transform keeps more registers live).
   constexpr bool kSpecExp = Tr::kSpecExp && !kTransform;
+  constexpr bool kSumCheck = Tr::kSumCheck && kSpecExp;  // interior blocks: the sum check (update_sum_check)
   const FwdParams& p = params.p;
   const bool varlen = p.cu_seqlens_q != nullptr;
   const int tidx = threadIdx.x;
@@ -553,7 +554,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
             }
             transform_and_mask(acc_s, n_block);
           };
-          softmax.update_speculative(scores, rescale, mult, recompute);
+          // An interior block (every key visible to every row of the tile: no score masked)
+          // skips the block max: the row sums of p tell whether any reference may move.
+          const int n0 = n_block * kBlockN;
+          if (kSumCheck && n0 >= w.last_begin && n0 + kBlockN <= w.first_end) {
+            softmax.update_sum_check(scores, rescale, mult, recompute);
+          } else {
+            softmax.update_speculative(scores, rescale, mult, recompute);
+          }
           release(pipeline_k, ss.pipeline_k, read);  // K[n] is no longer read
           free_q_after(n_block);
         } else {

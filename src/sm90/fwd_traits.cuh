@@ -110,6 +110,9 @@ struct FwdTraits {
   // The overlapped loop's exps before the block max (the row's spec_exp; fwd_kernel.cuh,
   // OnlineSoftmax::update_speculative). Not with clusters (one empty-barrier arrival per warp).
   static constexpr bool kSpecExp = C.spec_exp && kOverlap && kCluster == 1;
+  // With kSpecExp, the interior key blocks' check from the row sums of p instead of the block max
+  // (OnlineSoftmax::update_sum_check; tile_config.h, sum_check_choice).
+  static constexpr bool kSumCheck = kSpecExp && sum_check_choice();
 
   // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
   using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;

@@ -250,6 +250,15 @@ constexpr bool spec_exp_choice(bool measured) { return measured_or_forced(FLASHC
 #define FLASHCUTE_SM90_FWD_LOCAL_MAX_CHECK 1
 #endif
 constexpr bool local_max_check_choice() { return FLASHCUTE_SM90_FWD_LOCAL_MAX_CHECK != 0; }
+// The speculative-exp loop's interior key blocks (every key visible to every row of the tile) test
+// each thread's row sums of p instead of taking the block max (OnlineSoftmax::update_sum_check; 1 on,
+// 0 off for A/B builds). Measured (session 27, ab_steady, bf16 d 128, 1000 launches, 2 rounds, against
+// the block max on every block): non-causal +5.5% / +3.6% / +3.8% at 2k / 8k / 16k, causal +2.7% /
+// +2.1% at 2k / 8k, 512 within +-1.2%.
+#ifndef FLASHCUTE_SM90_FWD_SUM_CHECK
+#define FLASHCUTE_SM90_FWD_SUM_CHECK 1
+#endif
+constexpr bool sum_check_choice() { return FLASHCUTE_SM90_FWD_SUM_CHECK != 0; }
 // cluster_min_seqlen_k of the d 128 and d 256 rows (-1 keeps the rows'; 0 off; N > 0 from N keys).
 #ifndef FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K
 #define FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K -1
