@@ -305,7 +305,7 @@ struct OnlineSoftmax {
     move_references(scores, acc_o, mult, recompute, m_old, m_new, sum, fused_old, false);
   }
 
-  // FLASHCUTE_SM90_FWD_SUM_CHECK (an interior block: every score visible and finite): the exps with
+  // The SM90 kernels' interior key blocks (FwdTraits::kSumCheck; no score masked): the exps with
   // the rows' current references and no block max. Fast path: every thread's row sums of p are at most
   // 2^(threshold - 1), so every p is and every score lies within the threshold of its reference: the
   // references stay. Otherwise the max of p, not of the scores: a row whose max p passes 1 (or whose
