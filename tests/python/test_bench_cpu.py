@@ -636,3 +636,49 @@ def test_ncu_regions_table_from_a_source_page(tmp_path):
     assert "| max (FMNMX) | 10 | 6.8% | 6400 | wait 10 |" in text
     assert "| other | 2 | 1.4% | 200 | wait 2 |" in text  # IMAD and the loop's own branch
     assert "| +0x0 | 40 | `BAR.SYNC.DEFER_BLOCKING R10, 0x100` | barrier 40 |" in text
+
+
+def _sass_dump(functions):
+    """A cuobjdump --dump-sass text: {(arch, name): [instruction, ...]}."""
+    out = []
+    for arch in sorted({a for a, _ in functions}):
+        out += ["", "Fatbin elf code:", "================", f"arch = {arch}", "code version = [1,8]", "",
+                f"\tcode for {arch}"]
+        for (a, name), insns in functions.items():
+            if a != arch:
+                continue
+            out.append(f"\t\tFunction : {name}")
+            out.append("\t.headerflags\t@\"EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)\"")
+            for n, insn in enumerate(insns):
+                out.append(f"        /*{16 * n:04x}*/                   {insn} ;   /* 0x{n:016x} */")
+                out.append("                                                      /* 0x000fe20000000f00 */")
+    return "\n".join(out) + "\n"
+
+
+def test_sass_diff_matches_functions_and_counts_opcodes(tmp_path, capsys):
+    """Functions matched by (arch, name); encodings ignored; opcode counts past predicates."""
+    sass_diff = pytest.importorskip("sass_diff")
+    loop = ["HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], RZ, !UPT", "MUFU.EX2 R1, R2", "FMNMX R3, R3, R4, !PT",
+            "@!P0 BRA 0x40", "EXIT"]
+    a = {("sm_90a", "kern_a"): loop, ("sm_90a", "kern_b"): loop, ("sm_90", "kern_b"): loop[:2],
+         ("sm_90a", "gone"): ["EXIT"]}
+    b = {("sm_90a", "kern_a"): loop,  # same instructions, other encodings (the dump's n differs below)
+         ("sm_90a", "kern_b"): loop[:2] + ["@P1 MUFU.EX2 R5, R6", "STL [R1], R2", "BAR.SYNC.DEFER_BLOCKING 0x1"] + loop[3:],
+         ("sm_90", "kern_b"): loop[:2], ("sm_90a", "new"): ["EXIT"]}
+    pa, pb = tmp_path / "a.sass", tmp_path / "b.sass"
+    pa.write_text(_sass_dump(a))
+    pb.write_text(_sass_dump(b).replace("/* 0x0000000000000000 */", "/* 0x1111111111111111 */"))
+    parsed = sass_diff.parse(pa.read_text())
+    assert parsed[("sm_90a", "kern_a")] == loop and parsed[("sm_90", "kern_b")] == loop[:2]
+    assert sass_diff.main([str(pa), str(pb)]) == 0
+    text = capsys.readouterr().out
+    assert "5 functions: 2 identical, 1 differs, 1 only in A, 1 only in B" in text
+    assert "| 0 | identical | sm_90 | 2 / 2 |  |" in text
+    assert "| 1 | only in A | sm_90a | 1 / 0 |  |" in text
+    assert "| 4 | only in B | sm_90a | 0 / 1 |  |" in text
+    assert "| 3 | differs | sm_90a | 5 / 7 | MUFU.EX2 1 -> 2, FMNMX 1 -> 0, STL 0 -> 1, BAR 0 -> 1 |" in text
+    assert "- 3: `kern_b`" in text
+    assert sass_diff.main([str(pa), str(pb), "--match", "^kern_a$", "--expect", "changed"]) == 1
+    assert sass_diff.main([str(pa), str(pb), "--match", "^kern_a$", "--expect", "same"]) == 0
+    assert sass_diff.main([str(pa), str(pb), "--match", "kern", "--expect", "same"]) == 1
+    assert sass_diff.main([str(pa), str(pb), "--match", "nothing"]) == 1
