@@ -18,13 +18,15 @@ FMNMX, local-memory spill traffic STL/LDL, BAR).
     python3 bench/sass_diff.py A B --expect changed   # exit 1 if no matched function differs
     python3 bench/sass_diff.py A B --expect same      # exit 1 if any matched function differs
 
-cuobjdump comes from $CUOBJDUMP, then PATH, then $CUDA_HOME/bin; it needs nvdisasm beside it, on
-PATH or named by $NVDISASM. Where the toolkit lacks them (this project's CPU machine has nvcc and ptxas only), the pip
-packages nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm carry both.
+cuobjdump comes from $CUOBJDUMP, then PATH, then $CUDA_HOME/bin, then .deps/cudatools; it needs
+nvdisasm beside it, on PATH, named by $NVDISASM or in .deps/cudatools. scripts/setup installs both
+there (pip wheels nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm) where the toolkit lacks them, as
+on this project's CPU machine (nvcc and ptxas only).
 """
 
 import argparse
 import collections
+import glob
 import os
 import re
 import shutil
@@ -57,9 +59,18 @@ def parse(text):
     return funcs
 
 
+DEPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".deps", "cudatools")
+
+
+def _deps_tool(name):
+    found = sorted(glob.glob(os.path.join(DEPS, "nvidia", "*", "bin", name)))
+    return found[-1] if found else None
+
+
 def find_cuobjdump():
     for cand in (os.environ.get("CUOBJDUMP"), shutil.which("cuobjdump"),
-                 os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "cuobjdump")):
+                 os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "cuobjdump"),
+                 _deps_tool("cuobjdump")):
         if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
             return cand
     return None
@@ -74,7 +85,8 @@ def load(path, cuobjdump):
     if cuobjdump is None:
         sys.exit("sass_diff: cuobjdump not found (set CUOBJDUMP; see this script's docstring)")
     env = dict(os.environ)
-    extra = [os.path.dirname(cuobjdump)] + ([os.path.dirname(env["NVDISASM"])] if env.get("NVDISASM") else [])
+    nvdisasm = env.get("NVDISASM") or _deps_tool("nvdisasm")
+    extra = [os.path.dirname(cuobjdump)] + ([os.path.dirname(nvdisasm)] if nvdisasm else [])
     env["PATH"] = os.pathsep.join([env.get("PATH", "")] + extra)
     out = subprocess.run([cuobjdump, "--dump-sass", path], capture_output=True, text=True, env=env)
     if out.returncode != 0:
