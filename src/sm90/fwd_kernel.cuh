@@ -173,11 +173,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       const TileOrder order = make_tile_order<kBlockM>(p, params.tile_group);
       const int num_tiles = order.m_blocks * order.batch_heads;  // the launcher checked it fits
       const int grid = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
-      auto run_tile = [&](int t) {
+      auto decode_tile = [&](int t) {
         int m_block, head, batch;
         order.decode(t, &m_block, &head, &batch);
-        const TileWork w = make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
-        if (w.has_rows()) fn(w);
+        return make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
+      };
+      auto run_tile = [&](int t) {
+        const TileWork w = decode_tile(t);
+        if (w.has_rows()) fn(w, [] {});
       };
       // The ring's index words, addressed afresh at each use (no pointer kept live in the
       // producer's 24-32 registers).
@@ -205,7 +208,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           t = t < num_tiles ? t : num_tiles;
         }
       } else {
-        for (int k = 0;; ++k) {
+        // Reads ring slot k (the index of this CTA's k-th tile).
+        auto read_index = [&](int k) {
           const int slot = k & 1;
           Barrier::wait(&ss.barrier_tile_full[slot], (k >> 1) & 1);  // RAW: the producer wrote the index
           asm volatile("" ::: "memory");
@@ -214,12 +218,34 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           // Every consumer thread arrives after its own read (an arrival per warp after __syncwarp is
           // also ordered, but compute-sanitizer's racecheck reports it as a hazard).
           Barrier::arrive(&ss.barrier_tile_empty[slot]);
-          if (t >= num_tiles) break;
-          run_tile(t);
+          return t;
+        };
+        if constexpr (Tr::kPrefetchTile) {
+          // fn calls claim_next() once, while its tile's last P V runs (or before its epilogue): the
+          // next index is in the ring by then (the producer claims it after issuing this tile's
+          // last load, which that P V has waited for), and its decode no longer sits between this
+          // tile's epilogue and the next tile's first product.
+          int t = read_index(0);
+          TileWork next = t < num_tiles ? decode_tile(t) : TileWork{};
+          for (int k = 1; t < num_tiles; ++k) {
+            const TileWork w = next;
+            auto claim_next = [&] {
+              t = read_index(k);
+              if (t < num_tiles) next = decode_tile(t);
+            };
+            if (w.has_rows()) fn(w, claim_next);
+            else claim_next();
+          }
+        } else {
+          for (int k = 0;; ++k) {
+            const int t = read_index(k);
+            if (t >= num_tiles) break;
+            run_tile(t);
+          }
         }
       }
     } else {
-      fn(single);
+      fn(single, [] {});
     }
   };
 
@@ -266,7 +292,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     PipelineState write = cutlass::make_producer_start_state<Pipeline>();
     int q_loads = 0;
     FLASHCUTE_TIMELINE(int tl_k = 0;)  // CTA-local tile count
-    for_each_tile([&](const TileWork& w) {
+    for_each_tile([&](const TileWork& w, auto&&) {
       FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 0);)
       if (!w.any_key()) {  // consumers write O = 0 without touching smem
         FLASHCUTE_TIMELINE(++tl_k;)
@@ -383,7 +409,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     if (wtid == 0) timeline_stamp(params, tl_k, 4 + 6 * cwg + slot);
   };)
 
-  for_each_tile([&](const TileWork& w) {
+  for_each_tile([&](const TileWork& w, auto&& claim_next) {
     FLASHCUTE_TIMELINE(stamp(0);)
     // Q's descriptors (MMA, MMA_M, MMA_K). In the persistent kernels that stage O in Q's space
     // (d 256) made afresh for each tile from an opaque copy of ctid: hoisted out of the tile loop,
@@ -544,6 +570,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           // under a branch made ptxas serialize every wgmma of the kernel (C7512).
           auto recompute = [&](auto&) {
             Tensor sKn = sK(_, _, read.index());  // (BN, D)
+#if FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE
+            // The scores' (row, col) from an opaque copy of the thread index made here, so that
+            // nothing of this rare branch is hoisted out of it (from tScS, ptxas computes every
+            // score's smem offset at each tile's start and keeps some of them live).
+            int ctid_opaque = ctid;
+            asm volatile("mov.b32 %0, %0;" : "+r"(ctid_opaque));
+            Tensor tScS = mma_qk.get_thread_slice(ctid_opaque).partition_C(make_identity_tensor(Shape<BlockM, BlockN>{}));
+#endif
             CUTE_UNROLL
             for (int i = 0; i < size(acc_s); ++i) {
               const int row = get<0>(tScS(i)), col = get<1>(tScS(i));
@@ -589,6 +623,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       turn_begin();
       wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read_prev.index()), acc_o);
       turn_end(true);
+      claim_next();  // persistent (kPrefetchTile): the next tile's index and decode under this P V
       warpgroup_wait<0>();
       FLASHCUTE_TIMELINE(stamp(4);)
       release(pipeline_v, ss.pipeline_v, read_prev);
@@ -602,6 +637,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     }
 
     // --- epilogue: normalize, LSE, O through smem, TMA store -----------------------------------------
+    if (!Tr::kOverlap || !w.any_key()) claim_next();  // (the overlapped loop claimed under its last P V)
     float lse[kRows];
     softmax.finalize(acc_o_rc, mult, lse);
     if (p.lse != nullptr) {

@@ -113,6 +113,9 @@ struct FwdTraits {
   // With kSpecExp, the interior key blocks' check from the row sums of p instead of the block max
   // (OnlineSoftmax::update_sum_check; tile_config.h, sum_check_choice).
   static constexpr bool kSumCheck = kSpecExp && sum_check_choice();
+  // Persistent: the consumers read and decode their next tile's index while the tile's last P V runs
+  // (fwd_kernel.cuh, for_each_tile; tile_config.h, prefetch_tile_choice).
+  static constexpr bool kPrefetchTile = kPersistent && prefetch_tile_choice();
 
   // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
   using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;

@@ -259,6 +259,18 @@ constexpr bool local_max_check_choice() { return FLASHCUTE_SM90_FWD_LOCAL_MAX_CH
 #define FLASHCUTE_SM90_FWD_SUM_CHECK 1
 #endif
 constexpr bool sum_check_choice() { return FLASHCUTE_SM90_FWD_SUM_CHECK != 0; }
+// Persistent kernels: the consumers claim and decode their next tile (the ring read, TileOrder's
+// divisions, the key range) while their tile's last P V runs, instead of after the epilogue (1 on,
+// 0 off for A/B builds).
+#ifndef FLASHCUTE_SM90_FWD_PREFETCH_TILE
+#define FLASHCUTE_SM90_FWD_PREFETCH_TILE 1
+#endif
+constexpr bool prefetch_tile_choice() { return FLASHCUTE_SM90_FWD_PREFETCH_TILE != 0; }
+// The speculative recompute's score coordinates from an opaque thread index made inside its branch
+// (1), or from the kernel's (0: ptxas hoists every score's smem offset to the tile's start).
+#ifndef FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE
+#define FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE 0
+#endif
 // cluster_min_seqlen_k of the d 128 and d 256 rows (-1 keeps the rows'; 0 off; N > 0 from N keys).
 #ifndef FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K
 #define FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K -1
