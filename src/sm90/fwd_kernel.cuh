@@ -184,18 +184,38 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       };
       // The ring's index words, addressed afresh at each use (no pointer kept live in the
       // producer's 24-32 registers).
-      auto tile_slot = [&](int slot) -> volatile int& { return reinterpret_cast<volatile int*>(ss.tile_id)[slot]; };
+      auto tile_slot = [&](int slot) -> volatile int& { return reinterpret_cast<volatile int*>(ss.tile_id[slot])[0]; };
+      // kPrefetchTile == 2: slot words (t, m_block, head, batch), (len_q, len_k, m0, first_end),
+      // (last_begin, n_block_min, n_block_max, 0), (q_row0, k_row0).
+      constexpr bool kRingWork = Tr::kPrefetchTile == 2;
       if (producer) {
         int t = cta;
         for (int k = 0;; ++k) {
           const int slot = k & 1;
+          TileWork w{};
+          if constexpr (kRingWork) {
+            if (t < num_tiles) w = decode_tile(t);
+          }
           Barrier::wait(&ss.barrier_tile_empty[slot], ((k >> 1) & 1) ^ 1);  // WAR: consumers read slot's last index
           asm volatile("" ::: "memory");
-          tile_slot(slot) = t;
+          if constexpr (kRingWork) {
+            int4* words = reinterpret_cast<int4*>(ss.tile_id[slot]);
+            words[0] = make_int4(t, w.m_block, w.head, w.batch);
+            words[1] = make_int4(w.len_q, w.len_k, w.m0, w.first_end);
+            words[2] = make_int4(w.last_begin, w.n_block_min, w.n_block_max, 0);
+            words[3] = make_int4(static_cast<int>(w.q_row0), static_cast<int>(w.q_row0 >> 32),
+                                 static_cast<int>(w.k_row0), static_cast<int>(w.k_row0 >> 32));
+          } else {
+            tile_slot(slot) = t;
+          }
           asm volatile("" ::: "memory");
           Barrier::arrive(&ss.barrier_tile_full[slot]);  // release: the index is visible to the waiters
           if (t >= num_tiles) break;
-          run_tile(t);
+          if constexpr (kRingWork) {
+            if (w.has_rows()) fn(w, [] {});
+          } else {
+            run_tile(t);
+          }
           if (params.tile_counter != nullptr) {
             // The shuffle (of the one live lane) marks t warp-uniform, so that t and the tile's
             // coordinates stay in uniform registers: as a plain atomic result they spilled the
@@ -220,18 +240,39 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           Barrier::arrive(&ss.barrier_tile_empty[slot]);
           return t;
         };
-        if constexpr (Tr::kPrefetchTile) {
+        // kRingWork: reads slot k's index and decoded tile.
+        auto read_work = [&](int k, TileWork& w) {
+          const int slot = k & 1;
+          Barrier::wait(&ss.barrier_tile_full[slot], (k >> 1) & 1);  // RAW: the producer wrote the slot
+          asm volatile("" ::: "memory");
+          const int4* words = reinterpret_cast<const int4*>(ss.tile_id[slot]);
+          const int4 v0 = words[0], v1 = words[1], v2 = words[2], v3 = words[3];
+          asm volatile("" ::: "memory");
+          Barrier::arrive(&ss.barrier_tile_empty[slot]);
+          w.m_block = v0.y, w.head = v0.z, w.batch = v0.w;
+          w.len_q = v1.x, w.len_k = v1.y, w.m0 = v1.z, w.first_end = v1.w;
+          w.last_begin = v2.x, w.n_block_min = v2.y, w.n_block_max = v2.z;
+          w.q_row0 = static_cast<int64_t>(static_cast<uint32_t>(v3.x)) | (static_cast<int64_t>(v3.y) << 32);
+          w.k_row0 = static_cast<int64_t>(static_cast<uint32_t>(v3.z)) | (static_cast<int64_t>(v3.w) << 32);
+          return v0.x;
+        };
+        if constexpr (Tr::kPrefetchTile != 0) {
           // fn calls claim_next() once, while its tile's last P V runs (or before its epilogue): the
           // next index is in the ring by then (the producer claims it after issuing this tile's
-          // last load, which that P V has waited for), and its decode no longer sits between this
-          // tile's epilogue and the next tile's first product.
-          int t = read_index(0);
-          TileWork next = t < num_tiles ? decode_tile(t) : TileWork{};
+          // last load, which that P V has waited for), and its decode (here, or the producer's with
+          // kRingWork) no longer sits between this tile's epilogue and the next tile's first product.
+          TileWork next{};
+          int t = kRingWork ? read_work(0, next) : read_index(0);
+          if (!kRingWork && t < num_tiles) next = decode_tile(t);
           for (int k = 1; t < num_tiles; ++k) {
             const TileWork w = next;
             auto claim_next = [&] {
-              t = read_index(k);
-              if (t < num_tiles) next = decode_tile(t);
+              if constexpr (kRingWork) {
+                t = read_work(k, next);
+              } else {
+                t = read_index(k);
+                if (t < num_tiles) next = decode_tile(t);
+              }
             };
             if (w.has_rows()) fn(w, claim_next);
             else claim_next();

@@ -259,13 +259,13 @@ constexpr bool local_max_check_choice() { return FLASHCUTE_SM90_FWD_LOCAL_MAX_CH
 #define FLASHCUTE_SM90_FWD_SUM_CHECK 1
 #endif
 constexpr bool sum_check_choice() { return FLASHCUTE_SM90_FWD_SUM_CHECK != 0; }
-// Persistent kernels: the consumers claim and decode their next tile (the ring read, TileOrder's
-// divisions, the key range) while their tile's last P V runs, instead of after the epilogue (1 on,
-// 0 off for A/B builds).
+// Persistent kernels: the consumers claim their next tile while their tile's last P V runs, instead
+// of after the epilogue: 1 = they read its index and decode it (TileOrder's divisions, the key
+// range) there; 2 = the producer decodes it and the ring carries the decoded tile; 0 = off.
 #ifndef FLASHCUTE_SM90_FWD_PREFETCH_TILE
-#define FLASHCUTE_SM90_FWD_PREFETCH_TILE 1
+#define FLASHCUTE_SM90_FWD_PREFETCH_TILE 0
 #endif
-constexpr bool prefetch_tile_choice() { return FLASHCUTE_SM90_FWD_PREFETCH_TILE != 0; }
+constexpr int prefetch_tile_choice() { return FLASHCUTE_SM90_FWD_PREFETCH_TILE; }
 // The speculative recompute's score coordinates from an opaque thread index made inside its branch
 // (1), or from the kernel's (0: ptxas hoists every score's smem offset to the tile's start).
 #ifndef FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE
