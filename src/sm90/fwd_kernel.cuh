@@ -185,33 +185,43 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // The ring's index words, addressed afresh at each use (no pointer kept live in the
       // producer's 24-32 registers).
       auto tile_slot = [&](int slot) -> volatile int& { return reinterpret_cast<volatile int*>(ss.tile_id[slot])[0]; };
-      // kPrefetchTile == 2: slot words (t, m_block, head, batch), (len_q, len_k, m0, first_end),
-      // (last_begin, n_block_min, n_block_max, 0), (q_row0, k_row0).
+      // kPrefetchTile == 2: slot words t, m_block, head, batch, len_q, len_k, m0, first_end,
+      // last_begin, n_block_min, n_block_max, (unused), q_row0 (2 words), k_row0 (2 words).
       constexpr bool kRingWork = Tr::kPrefetchTile == 2;
+      auto store_work = [&](int slot, const TileWork& w) {
+        volatile int* words = ss.tile_id[slot];
+        words[1] = w.m_block, words[2] = w.head, words[3] = w.batch;
+        words[4] = w.len_q, words[5] = w.len_k, words[6] = w.m0, words[7] = w.first_end;
+        words[8] = w.last_begin, words[9] = w.n_block_min, words[10] = w.n_block_max;
+        words[12] = static_cast<int>(w.q_row0), words[13] = static_cast<int>(w.q_row0 >> 32);
+        words[14] = static_cast<int>(w.k_row0), words[15] = static_cast<int>(w.k_row0 >> 32);
+      };
+      auto load_work = [&](int slot, TileWork& w) {
+        const volatile int* words = ss.tile_id[slot];
+        w.m_block = words[1], w.head = words[2], w.batch = words[3];
+        w.len_q = words[4], w.len_k = words[5], w.m0 = words[6], w.first_end = words[7];
+        w.last_begin = words[8], w.n_block_min = words[9], w.n_block_max = words[10];
+        w.q_row0 = static_cast<int64_t>(static_cast<uint32_t>(words[12])) | (static_cast<int64_t>(words[13]) << 32);
+        w.k_row0 = static_cast<int64_t>(static_cast<uint32_t>(words[14])) | (static_cast<int64_t>(words[15]) << 32);
+      };
       if (producer) {
         int t = cta;
         for (int k = 0;; ++k) {
           const int slot = k & 1;
-          TileWork w{};
-          if constexpr (kRingWork) {
-            if (t < num_tiles) w = decode_tile(t);
-          }
           Barrier::wait(&ss.barrier_tile_empty[slot], ((k >> 1) & 1) ^ 1);  // WAR: consumers read slot's last index
           asm volatile("" ::: "memory");
+          tile_slot(slot) = t;
           if constexpr (kRingWork) {
-            int4* words = reinterpret_cast<int4*>(ss.tile_id[slot]);
-            words[0] = make_int4(t, w.m_block, w.head, w.batch);
-            words[1] = make_int4(w.len_q, w.len_k, w.m0, w.first_end);
-            words[2] = make_int4(w.last_begin, w.n_block_min, w.n_block_max, 0);
-            words[3] = make_int4(static_cast<int>(w.q_row0), static_cast<int>(w.q_row0 >> 32),
-                                 static_cast<int>(w.k_row0), static_cast<int>(w.k_row0 >> 32));
-          } else {
-            tile_slot(slot) = t;
+            // Stored word by word as decoded, and read back below (volatile) rather than kept: the
+            // decoded tile held in registers across the stores spilled the producer's 24.
+            if (t < num_tiles) store_work(slot, decode_tile(t));
           }
           asm volatile("" ::: "memory");
           Barrier::arrive(&ss.barrier_tile_full[slot]);  // release: the index is visible to the waiters
           if (t >= num_tiles) break;
           if constexpr (kRingWork) {
+            TileWork w;
+            load_work(slot, w);
             if (w.has_rows()) fn(w, [] {});
           } else {
             run_tile(t);
@@ -245,16 +255,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           const int slot = k & 1;
           Barrier::wait(&ss.barrier_tile_full[slot], (k >> 1) & 1);  // RAW: the producer wrote the slot
           asm volatile("" ::: "memory");
-          const int4* words = reinterpret_cast<const int4*>(ss.tile_id[slot]);
-          const int4 v0 = words[0], v1 = words[1], v2 = words[2], v3 = words[3];
+          const int t = tile_slot(slot);
+          load_work(slot, w);
           asm volatile("" ::: "memory");
           Barrier::arrive(&ss.barrier_tile_empty[slot]);
-          w.m_block = v0.y, w.head = v0.z, w.batch = v0.w;
-          w.len_q = v1.x, w.len_k = v1.y, w.m0 = v1.z, w.first_end = v1.w;
-          w.last_begin = v2.x, w.n_block_min = v2.y, w.n_block_max = v2.z;
-          w.q_row0 = static_cast<int64_t>(static_cast<uint32_t>(v3.x)) | (static_cast<int64_t>(v3.y) << 32);
-          w.k_row0 = static_cast<int64_t>(static_cast<uint32_t>(v3.z)) | (static_cast<int64_t>(v3.w) << 32);
-          return v0.x;
+          return t;
         };
         if constexpr (Tr::kPrefetchTile != 0) {
           // fn calls claim_next() once, while its tile's last P V runs (or before its epilogue): the
