@@ -134,6 +134,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // (Tr::kSpecExp; not the softcap/ALiBi kernels, whose transform keeps more registers live).
   constexpr bool kSpecExp = Tr::kSpecExp && !kTransform;
   constexpr bool kSumCheck = Tr::kSumCheck && kSpecExp;  // interior blocks: the sum check (update_sum_check)
+  // The speculative recompute's coordinates made inside its branch (tile_config.h, recompute_opaque_choice):
+  // the non-persistent kernels only (measured there; the persistent ones keep the kernel's).
+  constexpr bool kOpaqueCoords = recompute_opaque_choice() && !Tr::kPersistent;
   const FwdParams& p = params.p;
   const bool varlen = p.cu_seqlens_q != nullptr;
   const int tidx = threadIdx.x;
@@ -173,37 +176,15 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       const TileOrder order = make_tile_order<kBlockM>(p, params.tile_group);
       const int num_tiles = order.m_blocks * order.batch_heads;  // the launcher checked it fits
       const int grid = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
-      auto decode_tile = [&](int t) {
+      auto run_tile = [&](int t) {
         int m_block, head, batch;
         order.decode(t, &m_block, &head, &batch);
-        return make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
-      };
-      auto run_tile = [&](int t) {
-        const TileWork w = decode_tile(t);
-        if (w.has_rows()) fn(w, [] {});
+        const TileWork w = make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
+        if (w.has_rows()) fn(w);
       };
       // The ring's index words, addressed afresh at each use (no pointer kept live in the
       // producer's 24-32 registers).
-      auto tile_slot = [&](int slot) -> volatile int& { return reinterpret_cast<volatile int*>(ss.tile_id[slot])[0]; };
-      // kPrefetchTile == 2: slot words t, m_block, head, batch, len_q, len_k, m0, first_end,
-      // last_begin, n_block_min, n_block_max, (unused), q_row0 (2 words), k_row0 (2 words).
-      constexpr bool kRingWork = Tr::kPrefetchTile == 2;
-      auto store_work = [&](int slot, const TileWork& w) {
-        volatile int* words = ss.tile_id[slot];
-        words[1] = w.m_block, words[2] = w.head, words[3] = w.batch;
-        words[4] = w.len_q, words[5] = w.len_k, words[6] = w.m0, words[7] = w.first_end;
-        words[8] = w.last_begin, words[9] = w.n_block_min, words[10] = w.n_block_max;
-        words[12] = static_cast<int>(w.q_row0), words[13] = static_cast<int>(w.q_row0 >> 32);
-        words[14] = static_cast<int>(w.k_row0), words[15] = static_cast<int>(w.k_row0 >> 32);
-      };
-      auto load_work = [&](int slot, TileWork& w) {
-        const volatile int* words = ss.tile_id[slot];
-        w.m_block = words[1], w.head = words[2], w.batch = words[3];
-        w.len_q = words[4], w.len_k = words[5], w.m0 = words[6], w.first_end = words[7];
-        w.last_begin = words[8], w.n_block_min = words[9], w.n_block_max = words[10];
-        w.q_row0 = static_cast<int64_t>(static_cast<uint32_t>(words[12])) | (static_cast<int64_t>(words[13]) << 32);
-        w.k_row0 = static_cast<int64_t>(static_cast<uint32_t>(words[14])) | (static_cast<int64_t>(words[15]) << 32);
-      };
+      auto tile_slot = [&](int slot) -> volatile int& { return reinterpret_cast<volatile int*>(ss.tile_id)[slot]; };
       if (producer) {
         int t = cta;
         for (int k = 0;; ++k) {
@@ -211,21 +192,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           Barrier::wait(&ss.barrier_tile_empty[slot], ((k >> 1) & 1) ^ 1);  // WAR: consumers read slot's last index
           asm volatile("" ::: "memory");
           tile_slot(slot) = t;
-          if constexpr (kRingWork) {
-            // Stored word by word as decoded, and read back below (volatile) rather than kept: the
-            // decoded tile held in registers across the stores spilled the producer's 24.
-            if (t < num_tiles) store_work(slot, decode_tile(t));
-          }
           asm volatile("" ::: "memory");
           Barrier::arrive(&ss.barrier_tile_full[slot]);  // release: the index is visible to the waiters
           if (t >= num_tiles) break;
-          if constexpr (kRingWork) {
-            TileWork w;
-            load_work(slot, w);
-            if (w.has_rows()) fn(w, [] {});
-          } else {
-            run_tile(t);
-          }
+          run_tile(t);
           if (params.tile_counter != nullptr) {
             // The shuffle (of the one live lane) marks t warp-uniform, so that t and the tile's
             // coordinates stay in uniform registers: as a plain atomic result they spilled the
@@ -238,8 +208,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           t = t < num_tiles ? t : num_tiles;
         }
       } else {
-        // Reads ring slot k (the index of this CTA's k-th tile).
-        auto read_index = [&](int k) {
+        for (int k = 0;; ++k) {
           const int slot = k & 1;
           Barrier::wait(&ss.barrier_tile_full[slot], (k >> 1) & 1);  // RAW: the producer wrote the index
           asm volatile("" ::: "memory");
@@ -248,50 +217,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           // Every consumer thread arrives after its own read (an arrival per warp after __syncwarp is
           // also ordered, but compute-sanitizer's racecheck reports it as a hazard).
           Barrier::arrive(&ss.barrier_tile_empty[slot]);
-          return t;
-        };
-        // kRingWork: reads slot k's index and decoded tile.
-        auto read_work = [&](int k, TileWork& w) {
-          const int slot = k & 1;
-          Barrier::wait(&ss.barrier_tile_full[slot], (k >> 1) & 1);  // RAW: the producer wrote the slot
-          asm volatile("" ::: "memory");
-          const int t = tile_slot(slot);
-          load_work(slot, w);
-          asm volatile("" ::: "memory");
-          Barrier::arrive(&ss.barrier_tile_empty[slot]);
-          return t;
-        };
-        if constexpr (Tr::kPrefetchTile != 0) {
-          // fn calls claim_next() once, while its tile's last P V runs (or before its epilogue): the
-          // next index is in the ring by then (the producer claims it after issuing this tile's
-          // last load, which that P V has waited for), and its decode (here, or the producer's with
-          // kRingWork) no longer sits between this tile's epilogue and the next tile's first product.
-          TileWork next{};
-          int t = kRingWork ? read_work(0, next) : read_index(0);
-          if (!kRingWork && t < num_tiles) next = decode_tile(t);
-          for (int k = 1; t < num_tiles; ++k) {
-            const TileWork w = next;
-            auto claim_next = [&] {
-              if constexpr (kRingWork) {
-                t = read_work(k, next);
-              } else {
-                t = read_index(k);
-                if (t < num_tiles) next = decode_tile(t);
-              }
-            };
-            if (w.has_rows()) fn(w, claim_next);
-            else claim_next();
-          }
-        } else {
-          for (int k = 0;; ++k) {
-            const int t = read_index(k);
-            if (t >= num_tiles) break;
-            run_tile(t);
-          }
+          if (t >= num_tiles) break;
+          run_tile(t);
         }
       }
     } else {
-      fn(single, [] {});
+      fn(single);
     }
   };
 
@@ -338,7 +269,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     PipelineState write = cutlass::make_producer_start_state<Pipeline>();
     int q_loads = 0;
     FLASHCUTE_TIMELINE(int tl_k = 0;)  // CTA-local tile count
-    for_each_tile([&](const TileWork& w, auto&&) {
+    for_each_tile([&](const TileWork& w) {
       FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 0);)
       if (!w.any_key()) {  // consumers write O = 0 without touching smem
         FLASHCUTE_TIMELINE(++tl_k;)
@@ -455,7 +386,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     if (wtid == 0) timeline_stamp(params, tl_k, 4 + 6 * cwg + slot);
   };)
 
-  for_each_tile([&](const TileWork& w, auto&& claim_next) {
+  for_each_tile([&](const TileWork& w) {
     FLASHCUTE_TIMELINE(stamp(0);)
     // Q's descriptors (MMA, MMA_M, MMA_K). In the persistent kernels that stage O in Q's space
     // (d 256) made afresh for each tile from an opaque copy of ctid: hoisted out of the tile loop,
@@ -614,25 +545,29 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           // correction would lose precision, S is recomputed from K[n], which this warp still holds).
           // The recompute is the warp's own, score by score from Q and K[n] in smem in fp32: a wgmma
           // under a branch made ptxas serialize every wgmma of the kernel (C7512).
-          auto recompute = [&](auto&) {
+          auto recompute_from = [&](const auto& coords) {  // (MMA, MMA_M, MMA_N) -> (row, col)
             Tensor sKn = sK(_, _, read.index());  // (BN, D)
-#if FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE
-            // The scores' (row, col) from an opaque copy of the thread index made here, so that
-            // nothing of this rare branch is hoisted out of it (from tScS, ptxas computes every
-            // score's smem offset at each tile's start and keeps some of them live).
-            int ctid_opaque = ctid;
-            asm volatile("mov.b32 %0, %0;" : "+r"(ctid_opaque));
-            Tensor tScS = mma_qk.get_thread_slice(ctid_opaque).partition_C(make_identity_tensor(Shape<BlockM, BlockN>{}));
-#endif
             CUTE_UNROLL
             for (int i = 0; i < size(acc_s); ++i) {
-              const int row = get<0>(tScS(i)), col = get<1>(tScS(i));
+              const int row = get<0>(coords(i)), col = get<1>(coords(i));
               float dot = 0.0f;
 #pragma unroll 1
               for (int k = 0; k < kHeadDim; ++k) dot = fmaf(static_cast<float>(sQ(row, k)), static_cast<float>(sKn(col, k)), dot);
               acc_s(i) = dot;
             }
             transform_and_mask(acc_s, n_block);
+          };
+          auto recompute = [&](auto&) {
+            if constexpr (kOpaqueCoords) {
+              // The scores' (row, col) from an opaque copy of the thread index made here, so that
+              // nothing of this rare branch is hoisted out of it (from the kernel's tScS, ptxas
+              // computed every score's smem offset at each tile's start and kept some live).
+              int ctid_opaque = ctid;
+              asm volatile("mov.b32 %0, %0;" : "+r"(ctid_opaque));
+              recompute_from(mma_qk.get_thread_slice(ctid_opaque).partition_C(make_identity_tensor(Shape<BlockM, BlockN>{})));
+            } else {
+              recompute_from(tScS);
+            }
           };
           // An interior block (every key visible to every row of the tile: no score masked)
           // skips the block max: the row sums of p tell whether any reference may move.
@@ -669,7 +604,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       turn_begin();
       wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read_prev.index()), acc_o);
       turn_end(true);
-      claim_next();  // persistent (kPrefetchTile): the next tile's index and decode under this P V
       warpgroup_wait<0>();
       FLASHCUTE_TIMELINE(stamp(4);)
       release(pipeline_v, ss.pipeline_v, read_prev);
@@ -683,7 +617,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     }
 
     // --- epilogue: normalize, LSE, O through smem, TMA store -----------------------------------------
-    if (!Tr::kOverlap || !w.any_key()) claim_next();  // (the overlapped loop claimed under its last P V)
     float lse[kRows];
     softmax.finalize(acc_o_rc, mult, lse);
     if (p.lse != nullptr) {

@@ -113,10 +113,6 @@ struct FwdTraits {
   // With kSpecExp, the interior key blocks' check from the row sums of p instead of the block max
   // (OnlineSoftmax::update_sum_check; tile_config.h, sum_check_choice).
   static constexpr bool kSumCheck = kSpecExp && sum_check_choice();
-  // Persistent: the consumers read and decode their next tile's index while the tile's last P V runs
-  // (fwd_kernel.cuh, for_each_tile; tile_config.h, prefetch_tile_choice).
-  // 2: the producer decodes each tile and the ring carries its TileWork, not only its index.
-  static constexpr int kPrefetchTile = kPersistent ? prefetch_tile_choice() : 0;
 
   // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
   using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;
@@ -173,8 +169,7 @@ struct FwdTraits {
     alignas(8) uint64_t barrier_q_empty;  // persistent: consumers are done with Q's space
     alignas(8) uint64_t barrier_tile_full[2];   // persistent: the producer wrote tile_id[i]
     alignas(8) uint64_t barrier_tile_empty[2];  // persistent: every consumer thread read tile_id[i]
-    // persistent: the next tiles' TileOrder indices (kPrefetchTile == 2: and their TileWork)
-    alignas(kPrefetchTile == 2 ? 16 : 4) int tile_id[2][kPrefetchTile == 2 ? 16 : 1];
+    int tile_id[2];                             // persistent: the next tiles' TileOrder indices
     typename Pipeline::SharedStorage pipeline_k;
     typename Pipeline::SharedStorage pipeline_v;
   };

@@ -259,18 +259,17 @@ constexpr bool local_max_check_choice() { return FLASHCUTE_SM90_FWD_LOCAL_MAX_CH
 #define FLASHCUTE_SM90_FWD_SUM_CHECK 1
 #endif
 constexpr bool sum_check_choice() { return FLASHCUTE_SM90_FWD_SUM_CHECK != 0; }
-// Persistent kernels: the consumers claim their next tile while their tile's last P V runs, instead
-// of after the epilogue: 1 = they read its index and decode it (TileOrder's divisions, the key
-// range) there; 2 = the producer decodes it and the ring carries the decoded tile; 0 = off.
-#ifndef FLASHCUTE_SM90_FWD_PREFETCH_TILE
-#define FLASHCUTE_SM90_FWD_PREFETCH_TILE 0
-#endif
-constexpr int prefetch_tile_choice() { return FLASHCUTE_SM90_FWD_PREFETCH_TILE; }
 // The speculative recompute's score coordinates from an opaque thread index made inside its branch
-// (1), or from the kernel's (0: ptxas hoists every score's smem offset to the tile's start).
+// (1, non-persistent kernels), or from the kernel's (0: ptxas computes every score's smem offset at
+// each tile's start, ~320 instructions, and keeps some of them live through the loop). Measured
+// (session 28, ab_steady, d 128, against 0): bf16 non-causal 8k +2.5%, +1.6%, +1.0-2.2% (three
+// calls), 16k +2.1%, then 0.989-1.005; causal 8k 0.995, then +1.0-1.1%; fp16 non-causal 8k +1.4%,
+// causal 8k +1.4%. In the persistent kernels (up to 4k keys) 0.98-1.01, fp16 causal 2k 0.976: those
+// keep 0.
 #ifndef FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE
-#define FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE 0
+#define FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE 1
 #endif
+constexpr bool recompute_opaque_choice() { return FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE != 0; }
 // cluster_min_seqlen_k of the d 128 and d 256 rows (-1 keeps the rows'; 0 off; N > 0 from N keys).
 #ifndef FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K
 #define FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K -1
