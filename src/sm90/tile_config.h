@@ -262,8 +262,8 @@ constexpr bool sum_check_choice() { return FLASHCUTE_SM90_FWD_SUM_CHECK != 0; }
 // The speculative recompute's score coordinates from an opaque thread index made inside its branch
 // (1, non-persistent kernels), or from the kernel's (0: ptxas computes every score's smem offset at
 // each tile's start, ~320 instructions, and keeps some of them live through the loop). Measured
-// (session 28, ab_steady, d 128, against 0): bf16 non-causal 8k +2.5%, +1.6%, +1.0-2.2% (three
-// calls), 16k +2.1%, then 0.989-1.005; causal 8k 0.995, then +1.0-1.1%; fp16 non-causal 8k +1.4%,
+// (session 28, ab_steady, d 128, against 0): bf16 non-causal 8k +2.5%, +1.6%, +0.9-2.2% (three
+// calls; the last a range over rounds), 16k +2.1%, then 0.989-1.005; causal 8k 0.995, then +1.0-1.1%; fp16 non-causal 8k +1.4%,
 // causal 8k +1.4%. In the persistent kernels (up to 4k keys) 0.98-1.01, fp16 causal 2k 0.976: those
 // keep 0.
 #ifndef FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE
