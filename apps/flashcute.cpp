@@ -47,6 +47,7 @@ struct RunOptions {
   int check_heads = 2;
   uint64_t seed = 1;
   bool fwd_workspace = true;  // the forward's optional workspace (SM90: the dynamic tile scheduler)
+  bool fwd_workspace_zeroed = false;  // zeroed once, passed as Workspace::zeroed (no reset per launch)
   flashcute::AttentionOptions attn;
 };
 
@@ -62,6 +63,7 @@ struct BenchOptions {
   int warmup = 3, iters = 10;
   bool flush = true;
   bool fwd_workspace = true;  // the forward's optional workspace (SM90: the dynamic tile scheduler)
+  bool fwd_workspace_zeroed = false;  // its own buffer, zeroed once, passed as Workspace::zeroed
   bool deterministic = false;  // the backward's deterministic mode (bwd and fwd+bwd passes)
   uint64_t seed = 1;
   std::string csv, json;
@@ -73,12 +75,13 @@ void usage(FILE* f) {
                "       flashcute run [--batch N] [--seqlen N | --seqlen-q N --seqlen-k N] [--heads N]\n"
                "                     [--heads-kv N] [--d N] [--dv N] [--dtype bf16|fp16] [--causal]\n"
                "                     [--window-left N] [--window-right N] [--softcap C] [--scale S]\n"
-               "                     [--backend auto|sm80|sm90] [--fwd-workspace yes|no] [--iters N]\n"
-               "                     [--check-heads N] [--seed N]\n"
+               "                     [--backend auto|sm80|sm90] [--fwd-workspace yes|no|zeroed]\n"
+               "                     [--iters N] [--check-heads N] [--seed N]\n"
                "       flashcute bench [--dtype bf16,fp16] [--d 64,128,256] [--seqlen 512,...,16384]\n"
                "                     [--causal both|true|false] [--pass fwd,bwd,fwd+bwd] [--backend sm80,sm90]\n"
                "                     [--tokens N] [--hidden N] [--warmup N] [--iters N] [--no-flush] [--seed N]\n"
-               "                     [--fwd-workspace yes|no] [--deterministic yes|no] [--csv PATH] [--json PATH]\n");
+               "                     [--fwd-workspace yes|no|zeroed] [--deterministic yes|no] [--csv PATH]\n"
+               "                     [--json PATH]\n");
 }
 
 const char* dtype_name(DType dt) { return dt == DType::kBFloat16 ? "bf16" : "fp16"; }
@@ -99,6 +102,18 @@ bool parse_yes_no(const std::string& flag, const std::string& value, bool* b) {
     return false;
   }
   *b = value == "yes";
+  return true;
+}
+
+// --fwd-workspace: yes (a workspace, reset by the launcher before each launch), no (none), zeroed (a
+// workspace zeroed once and passed as Workspace::zeroed: the kernel keeps it zero, no reset).
+bool parse_fwd_workspace(const std::string& value, bool* given, bool* zeroed) {
+  if (value != "yes" && value != "no" && value != "zeroed") {
+    std::fprintf(stderr, "flashcute: --fwd-workspace %s is not yes, no or zeroed\n", value.c_str());
+    return false;
+  }
+  *given = value != "no";
+  *zeroed = value == "zeroed";
   return true;
 }
 
@@ -168,7 +183,7 @@ bool parse_run(int argc, char** argv, RunOptions* o) {
     } else if (flag == "--backend") {
       if (!parse_backend(value, &o->attn.backend)) return false;
     } else if (flag == "--fwd-workspace") {
-      if (!parse_yes_no(flag, value, &o->fwd_workspace)) return false;
+      if (!parse_fwd_workspace(value, &o->fwd_workspace, &o->fwd_workspace_zeroed)) return false;
     } else if (!parse_number(flag, value, &num)) {
       return false;
     } else if (flag == "--batch") o->batch = static_cast<int64_t>(num);
@@ -243,7 +258,7 @@ bool parse_bench(int argc, char** argv, BenchOptions* o) {
         o->passes.push_back(p);
       }
     } else if (flag == "--fwd-workspace") {
-      if (!parse_yes_no(flag, value, &o->fwd_workspace)) return false;
+      if (!parse_fwd_workspace(value, &o->fwd_workspace, &o->fwd_workspace_zeroed)) return false;
     } else if (flag == "--deterministic") {
       if (!parse_yes_no(flag, value, &o->deterministic)) return false;
     } else if (flag == "--csv") o->csv = value;
@@ -451,7 +466,8 @@ int cmd_run(const RunOptions& o) {
   size_t ws_bytes = 0;
   if (o.fwd_workspace && flashcute::fwd_workspace_size(args, &ws_bytes).ok() && ws_bytes > 0) {
     FC_CUDA_OR_RETURN(workspace.reserve(ws_bytes));
-    args.workspace = {workspace.get(), workspace.bytes()};
+    if (o.fwd_workspace_zeroed) FC_CUDA_OR_RETURN(cudaMemset(workspace.get(), 0, workspace.bytes()));
+    args.workspace = {workspace.get(), workspace.bytes(), o.fwd_workspace_zeroed};
   }
 
   // First call: correctness (and warm-up).
@@ -474,6 +490,23 @@ int cmd_run(const RunOptions& o) {
   if (!s.ok()) {
     std::fprintf(stderr, "flashcute run: %s: %s\n", flashcute::to_string(s.code()), s.message().c_str());
     return 2;
+  }
+  // After the timed launches, one more: its out must equal the first call's bit for bit (each tile's
+  // arithmetic does not depend on which CTA runs it), and a zeroed workspace must read zero again.
+  s = flashcute::fwd(args);
+  if (!s.ok()) {
+    std::fprintf(stderr, "flashcute run: %s: %s\n", flashcute::to_string(s.code()), s.message().c_str());
+    return 2;
+  }
+  FC_CUDA_OR_RETURN(cudaStreamSynchronize(stream));
+  std::vector<uint16_t> hout_last(no);
+  FC_CUDA_OR_RETURN(cudaMemcpy(hout_last.data(), out.get(), no * 2, cudaMemcpyDeviceToHost));
+  const bool repeat_ok = hout_last == hout;
+  bool workspace_ok = true;
+  if (o.fwd_workspace_zeroed && workspace.get() != nullptr) {
+    std::vector<unsigned char> hws(workspace.bytes());
+    FC_CUDA_OR_RETURN(cudaMemcpy(hws.data(), workspace.get(), hws.size(), cudaMemcpyDeviceToHost));
+    for (const unsigned char c : hws) workspace_ok = workspace_ok && c == 0;
   }
   const double flops = run_fwd_flops(o.batch, o.heads, o.seqlen_q, o.seqlen_k, o.d, dv, o.attn);
   // Check: the first and last (batch, head) pairs (up to --check-heads) against the fp64 reference.
@@ -520,10 +553,13 @@ int cmd_run(const RunOptions& o) {
                 std::min<int>(o.check_heads, static_cast<int>(o.batch * o.heads)), max_err,
                 dtype_name(o.dtype), max_lp_err, max_lse_err,
                 all_finite_where_expected ? "non-finite parity ok" : "NON-FINITE MISMATCH");
+  std::printf("  repeat: the last launch's out %s the first's%s\n", repeat_ok ? "equals" : "DIFFERS FROM",
+              !o.fwd_workspace_zeroed ? "" : workspace_ok ? "; zeroed workspace reads zero" : "; ZEROED WORKSPACE NOT ZERO");
   // Pass/fail for scripts: TESTING.md's max rule (2x the unfused error + 2 ulp at max|golden|).
   const int mantissa = o.dtype == DType::kBFloat16 ? 7 : 10;
   const double ulp2 = max_golden > 0 ? 2.0 * std::ldexp(1.0, std::ilogb(max_golden) - mantissa) : 0.0;
-  const bool ok = all_finite_where_expected && max_err <= 2.0 * max_lp_err + ulp2 && max_lse_err <= 1e-3;
+  const bool ok = all_finite_where_expected && max_err <= 2.0 * max_lp_err + ulp2 && max_lse_err <= 1e-3 &&
+                  repeat_ok && workspace_ok;
   return ok ? 0 : 3;
 }
 
@@ -606,7 +642,8 @@ bool write_bench_json(const std::string& path, const std::vector<BenchRecord>& r
                json_string(flashcute::build_config()).c_str(),
                json_string("CUDA events per launch, median of " + std::to_string(o.iters) + " after " +
                            std::to_string(o.warmup) + " warm-up launches; L2 flush " + (o.flush ? "on" : "off") +
-                           "; forward workspace " + (o.fwd_workspace ? "given" : "not given") +
+                           "; forward workspace " +
+                           (!o.fwd_workspace ? "not given" : o.fwd_workspace_zeroed ? "given, zeroed once" : "given") +
                            "; backward " + (o.deterministic ? "deterministic" : "default (atomic dQ adds)"))
                    .c_str(),
                json_string(argv).c_str());
@@ -644,7 +681,7 @@ int cmd_bench(const BenchOptions& o, const std::string& argv) {
   // each serves the whole run.
   const int64_t n = o.tokens * o.hidden;
   const int64_t nlse = n / *std::min_element(o.head_dims.begin(), o.head_dims.end());
-  DeviceBuffer q, k, v, out, dout, dq, dk, dv, lse, workspace, flush;
+  DeviceBuffer q, k, v, out, dout, dq, dk, dv, lse, workspace, fwd_zeroed_ws, flush;
   for (DeviceBuffer* b : {&q, &k, &v, &out, &dout, &dq, &dk, &dv}) FC_CUDA_OR_RETURN(b->reserve(n * 2));
   FC_CUDA_OR_RETURN(lse.reserve(nlse * sizeof(float)));
   const size_t flush_bytes = o.flush ? size_t{256} << 20 : 0;  // more than the L2 of any current GPU
@@ -694,6 +731,12 @@ int cmd_bench(const BenchOptions& o, const std::string& argv) {
             FC_CUDA_OR_RETURN(workspace.reserve(std::max(fwd_ws, bwd_ws)));
             fa.workspace = o.fwd_workspace ? flashcute::Workspace{workspace.get(), workspace.bytes()}
                                            : flashcute::Workspace{};
+            if (o.fwd_workspace && o.fwd_workspace_zeroed && fwd_ws > 0) {
+              // Its own buffer (the backward writes the shared one), zeroed here; the forward keeps it zero.
+              FC_CUDA_OR_RETURN(fwd_zeroed_ws.reserve(fwd_ws));
+              FC_CUDA_OR_RETURN(cudaMemset(fwd_zeroed_ws.get(), 0, fwd_zeroed_ws.bytes()));
+              fa.workspace = flashcute::Workspace{fwd_zeroed_ws.get(), fwd_zeroed_ws.bytes(), true};
+            }
             ba.workspace = {workspace.get(), workspace.bytes()};
             // One forward first: it checks the path takes the case and writes the out and lse that the
             // backward reads.

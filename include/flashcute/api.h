@@ -18,8 +18,9 @@ const char* version();
 
 // Scratch bytes the call needs for these arguments (0 is a valid answer). Validates the arguments.
 // The forward's workspace is optional (none at all: data null and 0 bytes): on SM90 its persistent
-// kernel keeps a dynamic tile counter there and runs at more sizes with it. The backward needs its
-// own. A workspace may serve one call at a time (calls on one stream may share it).
+// kernel keeps a dynamic tile counter there and runs at more sizes with it (Workspace::zeroed, args.h,
+// saves the counter's reset before each launch). The backward needs its own. A workspace may serve
+// one call at a time (calls on one stream may share it).
 Status fwd_workspace_size(const FwdArgs& args, size_t* bytes);
 Status fwd_workspace_size(const VarlenFwdArgs& args, size_t* bytes);
 Status bwd_workspace_size(const BwdArgs& args, size_t* bytes);

@@ -53,6 +53,11 @@ struct AttentionOptions {
 struct Workspace {
   void* data = nullptr;
   size_t bytes = 0;
+  // Forward only. true: the caller promises the forward's fwd_workspace_size bytes are zero (zeroed once,
+  // then used by forward calls only), so the SM90 launcher skips resetting its tile counter; its
+  // kernel leaves the counter zero again when it completes. false: the launcher resets the counter
+  // on the call's stream before each launch (a 4-byte cudaMemsetAsync). Ignored by the backward.
+  bool zeroed = false;
 };
 
 struct FwdArgs {

@@ -69,6 +69,31 @@ def _workspace(device):
     return alloc
 
 
+# The forwards' workspaces kept zero, one per (device, stream): zeroed once on that stream, then
+# passed with workspace_zeroed=True, so a call launches its kernel alone (no 4-byte reset of the
+# Hopper kernel's tile counter before it; the kernel leaves the counter zero). Calls on one stream
+# run in order, so they may share one; a stream handle is reused only after the old stream's work
+# has completed (cudaStreamDestroy releases it then). Never freed: a few bytes per stream.
+_FWD_ZEROED_BYTES = 256  # >= fwd_workspace_size() (16 bytes, kFwdWorkspaceBytes); tests check it
+_fwd_zeroed = {}
+
+
+def _fwd_workspace(q):
+    """(workspace, zeroed) for a forward on q's device and current stream.
+
+    During CUDA graph capture a fresh workspace from the graph's pool, reset by the launcher (a graph
+    may replay on any stream, beside eager calls); elsewhere the stream's zeroed one.
+    """
+    if not q.is_cuda or torch.cuda.is_current_stream_capturing():
+        return _workspace(q.device), False
+    key = (q.device.index, torch.cuda.current_stream(q.device).cuda_stream)
+    ws = _fwd_zeroed.get(key)
+    if ws is None:
+        ws = torch.zeros(_FWD_ZEROED_BYTES, dtype=torch.uint8, device=q.device)  # on the same stream
+        _fwd_zeroed[key] = ws
+    return to_dlpack(ws), True
+
+
 def _last_dim_contiguous(t):
     return t if t.dim() == 0 or t.stride(-1) == 1 else t.contiguous()
 
@@ -112,9 +137,10 @@ def fwd(
     with _guard(q):
         out = q.new_empty(_out_shape(q, v))
         lse = q.new_empty(_dense_lse_shape(q), dtype=torch.float32)
+        ws, zeroed = _fwd_workspace(q)
         ext().fwd(*_capsules(q=q, k=k, v=v, out=out, lse=lse),
                   *_mask_args(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes),
-                  _stream(q), backend, _workspace(q.device), 0.0)
+                  _stream(q), backend, ws, 0.0, workspace_zeroed=zeroed)
     return out, lse
 
 
@@ -146,10 +172,11 @@ def varlen_fwd(
     with _guard(q):
         out = q.new_empty(_out_shape(q, v))
         lse = q.new_empty(_varlen_lse_shape(q), dtype=torch.float32)
+        ws, zeroed = _fwd_workspace(q)
         ext().varlen_fwd(*_capsules(q=q, k=k, v=v, out=out, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k),
                          max_seqlen_q, max_seqlen_k, *_capsules(lse=lse),
                          *_mask_args(softmax_scale, causal, window_left, window_right, softcap, alibi_slopes),
-                         _stream(q), backend, _workspace(q.device), 0.0)
+                         _stream(q), backend, ws, 0.0, workspace_zeroed=zeroed)
     return out, lse
 
 

@@ -16,7 +16,10 @@ torch (`.cuda_stream`), CuPy (`.ptr`) or any object with `__cuda_stream__()`.
 `alloc(nbytes) -> array` that is called only when the call needs scratch memory, e.g.
 `workspace=lambda n: cupy.empty(n, dtype=cupy.uint8)`. The backward needs one; the forward's is
 optional (a few bytes: on Hopper its persistent kernel keeps a tile counter there and is faster with
-it). One workspace must not serve two calls that may run at the same time.
+it). One workspace must not serve two calls that may run at the same time. The forwards'
+`workspace_zeroed=True` promises that the workspace's bytes are zero (zeroed once, then given to
+forward calls only): the kernel leaves them zero again, so the call skips the counter's reset (a
+4-byte memset launched before each kernel).
 
 Errors: ValueError (bad shapes, strides, devices, options) and TypeError (dtypes) carry the C++
 validation message verbatim; NotImplementedError (a RuntimeError) for valid input this build or
@@ -68,22 +71,22 @@ def _window(window_size):
 
 
 def fwd(q, k, v, out, lse=None, *, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
-        alibi_slopes=None, stream=None, backend="auto", workspace=None, dropout_p=0.0):
+        alibi_slopes=None, stream=None, backend="auto", workspace=None, dropout_p=0.0, workspace_zeroed=False):
     """out (and lse when given) = attention(q, k, v). Returns None; errors raise (see module doc)."""
     left, right = _window(window_size)
     ext().fwd(q, k, v, out, lse, softmax_scale, causal, left, right, softcap, alibi_slopes,
-              stream_handle(stream), backend, workspace, dropout_p)
+              stream_handle(stream), backend, workspace, dropout_p, bool(workspace_zeroed))
 
 
 def varlen_fwd(q, k, v, out, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, lse=None, *,
                softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                stream=None, backend="auto", workspace=None, dropout_p=0.0, cu_seqlens_q_host=None,
-               cu_seqlens_k_host=None):
+               cu_seqlens_k_host=None, workspace_zeroed=False):
     """Varlen forward. Optional host copies of cu_seqlens (CPU int32) are validated as well."""
     left, right = _window(window_size)
     ext().varlen_fwd(q, k, v, out, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q), int(max_seqlen_k), lse,
                      softmax_scale, causal, left, right, softcap, alibi_slopes, stream_handle(stream), backend,
-                     workspace, dropout_p, cu_seqlens_q_host, cu_seqlens_k_host)
+                     workspace, dropout_p, cu_seqlens_q_host, cu_seqlens_k_host, bool(workspace_zeroed))
 
 
 def bwd(dout, q, k, v, out, lse, dq, dk, dv, *, softmax_scale=None, causal=False, window_size=(-1, -1),

@@ -351,12 +351,13 @@ Err workspace_for(nb::handle spec, const Args& args, SizeFn size_fn, WorkspaceRe
 
 template <class Args>
 Err run(const char* what, Args& args, const Options& opts, uintptr_t stream, nb::handle workspace,
-        fc::Status (*size_fn)(const Args&, size_t*), fc::Status (*call)(const Args&)) {
+        fc::Status (*size_fn)(const Args&, size_t*), fc::Status (*call)(const Args&), bool workspace_zeroed = false) {
   FC_BIND_TRY(opts.get(&args.options));
   args.stream = to_stream(stream);
   WorkspaceRef ws;  // outlives the call below
   FC_BIND_TRY(workspace_for(workspace, args, size_fn, &ws));
   args.workspace = ws.ws;
+  args.workspace.zeroed = workspace_zeroed && args.workspace.data != nullptr;  // fc::Workspace::zeroed
   trace("%s: calling the C++ API with the GIL released (stream %p, workspace %zu bytes)", what,
         static_cast<void*>(args.stream), args.workspace.bytes);
   fc::Status status;
@@ -458,7 +459,7 @@ NB_MODULE(_C, m) {
       [](const InArray& q, const InArray& k, const InArray& v, const OutArray& out, const std::optional<OutArray>& lse,
          std::optional<float> softmax_scale, bool causal, int64_t window_left, int64_t window_right, float softcap,
          const OptInArray& alibi_slopes, uintptr_t stream, const std::string& backend, nb::handle workspace,
-         float dropout_p) -> nb::object {
+         float dropout_p, bool workspace_zeroed) -> nb::object {
         trace("fwd: arguments converted");
         fc::FwdArgs a;
         Err e = fwd_args(q, k, v, out, lse, &a);
@@ -466,14 +467,14 @@ NB_MODULE(_C, m) {
           e = run("fwd", a,
                   Options{softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, false,
                           backend},
-                  stream, workspace, fwd_size_of<fc::FwdArgs>, fwd_of<fc::FwdArgs>);
+                  stream, workspace, fwd_size_of<fc::FwdArgs>, fwd_of<fc::FwdArgs>, workspace_zeroed);
         return none_or_raise("fwd", e);
       },
       nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse").none() = nb::none(),
       nb::arg("softmax_scale").none() = nb::none(), nb::arg("causal") = false, nb::arg("window_left") = -1,
       nb::arg("window_right") = -1, nb::arg("softcap") = 0.0f, nb::arg("alibi_slopes").none() = nb::none(),
       nb::arg("stream") = 0, nb::arg("backend") = "auto", nb::arg("workspace").none() = nb::none(),
-      nb::arg("dropout_p") = 0.0f,
+      nb::arg("dropout_p") = 0.0f, nb::arg("workspace_zeroed") = false,
       "Forward into `out` (and `lse` when given) on `stream`. q (batch, seqlen_q, heads_q, d), k/v (batch, seqlen_k, "
       "heads_kv, d/d_v), out (batch, seqlen_q, heads_q, d_v), lse fp32 (batch, heads_q, seqlen_q). Returns None.");
 
@@ -483,7 +484,8 @@ NB_MODULE(_C, m) {
          const InArray& cu_seqlens_k, int64_t max_seqlen_q, int64_t max_seqlen_k, const std::optional<OutArray>& lse,
          std::optional<float> softmax_scale, bool causal, int64_t window_left, int64_t window_right, float softcap,
          const OptInArray& alibi_slopes, uintptr_t stream, const std::string& backend, nb::handle workspace,
-         float dropout_p, const OptInArray& cu_seqlens_q_host, const OptInArray& cu_seqlens_k_host) -> nb::object {
+         float dropout_p, const OptInArray& cu_seqlens_q_host, const OptInArray& cu_seqlens_k_host,
+         bool workspace_zeroed) -> nb::object {
         trace("varlen_fwd: arguments converted");
         fc::VarlenFwdArgs a;
         Err e = varlen_fwd_args(q, k, v, out, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, lse,
@@ -492,7 +494,7 @@ NB_MODULE(_C, m) {
           e = run("varlen_fwd", a,
                   Options{softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, dropout_p, false,
                           backend},
-                  stream, workspace, fwd_size_of<fc::VarlenFwdArgs>, fwd_of<fc::VarlenFwdArgs>);
+                  stream, workspace, fwd_size_of<fc::VarlenFwdArgs>, fwd_of<fc::VarlenFwdArgs>, workspace_zeroed);
         return none_or_raise("varlen_fwd", e);
       },
       nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("cu_seqlens_q"), nb::arg("cu_seqlens_k"),
@@ -501,7 +503,7 @@ NB_MODULE(_C, m) {
       nb::arg("window_right") = -1, nb::arg("softcap") = 0.0f, nb::arg("alibi_slopes").none() = nb::none(),
       nb::arg("stream") = 0, nb::arg("backend") = "auto", nb::arg("workspace").none() = nb::none(),
       nb::arg("dropout_p") = 0.0f, nb::arg("cu_seqlens_q_host").none() = nb::none(),
-      nb::arg("cu_seqlens_k_host").none() = nb::none(),
+      nb::arg("cu_seqlens_k_host").none() = nb::none(), nb::arg("workspace_zeroed") = false,
       "Varlen forward: q (total_q, heads_q, d), k/v (total_k, heads_kv, d/d_v), cu_seqlens int32 (batch + 1) on the "
       "GPU, lse fp32 (heads_q, total_q). Optional host copies of cu_seqlens are checked too (never read from the "
       "GPU). Returns None.");

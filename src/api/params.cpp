@@ -110,6 +110,7 @@ FwdParams fwd_params(const Args& a, const ProblemDesc& p) {
   FwdParams f;
   fill_io(a, p, &f);
   f.workspace = a.workspace.bytes >= kFwdWorkspaceBytes ? a.workspace.data : nullptr;
+  f.workspace_zeroed = f.workspace != nullptr && a.workspace.zeroed;
   return f;
 }
 

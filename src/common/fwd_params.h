@@ -62,6 +62,8 @@ struct FwdParams {
   // call came without one (it is optional). The SM90 persistent kernel keeps its dynamic tile
   // counter there.
   void* workspace = nullptr;
+  // The caller promised the workspace is zero (Workspace::zeroed): no counter reset before the launch.
+  bool workspace_zeroed = false;
 };
 
 }  // namespace flashcute

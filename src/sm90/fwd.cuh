@@ -170,11 +170,15 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, Sch
     group = group < 1 ? 1 : (group > batch_heads ? batch_heads : group);
     params.tile_group = static_cast<int>(group);
     if (Tr::kPersistent && dynamic) {
-      // The counter starts at 0 on every launch (stream-ordered before the kernel).
+      // The counter starts at 0 on every launch: the kernel's last claim wraps it back to 0
+      // (atomicInc), so a workspace the caller keeps zero (Workspace::zeroed) needs no reset; any
+      // other gets one, stream-ordered before the kernel.
       params.tile_counter = static_cast<int*>(p.workspace);
-      err = cudaMemsetAsync(params.tile_counter, 0, sizeof(int), reinterpret_cast<cudaStream_t>(stream));
-      if (err != cudaSuccess)
-        return Status::Cuda(std::string("sm90 forward: tile counter reset: ") + cudaGetErrorString(err));
+      if (!p.workspace_zeroed) {
+        err = cudaMemsetAsync(params.tile_counter, 0, sizeof(int), reinterpret_cast<cudaStream_t>(stream));
+        if (err != cudaSuccess)
+          return Status::Cuda(std::string("sm90 forward: tile counter reset: ") + cudaGetErrorString(err));
+      }
     }
   }
 #if FLASHCUTE_SM90_FWD_TIMELINE

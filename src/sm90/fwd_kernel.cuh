@@ -200,7 +200,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
             // The shuffle (of the one live lane) marks t warp-uniform, so that t and the tile's
             // coordinates stay in uniform registers: as a plain atomic result they spilled the
             // producer's 24 registers (164 bytes at d 128).
-            t = __shfl_sync(1u, grid + atomicAdd(params.tile_counter, 1), 0);
+            // atomicInc wraps at num_tiles - 1: the launch makes exactly num_tiles claims (one after
+            // each tile of every CTA, values 0 .. num_tiles - 1), so the last one leaves the counter
+            // 0 for the next launch (Workspace::zeroed skips the reset).
+            t = __shfl_sync(1u, grid + static_cast<int>(atomicInc(reinterpret_cast<unsigned*>(params.tile_counter),
+                                                                   static_cast<unsigned>(num_tiles - 1))), 0);
           } else {
             const int round = t / grid + 1;  // of the next tile (from t: fewer live registers)
             t = round * grid + ((round & 1) ? grid - 1 - cta : cta);

@@ -637,9 +637,10 @@ TEST_P(FwdRepeat, RepeatedCallsOnSameBuffersAreIdentical) {
 // ================================================================================================
 // The forward's workspace is optional (api.h): on SM90 the persistent kernel takes its tiles from a
 // counter there (zeroed by the launch, so the 0xFF / 0x7F garbage filled in here must not matter),
-// and without one it runs the static deal or one CTA per tile. Each tile's arithmetic is the same
-// whichever CTA runs it, so every variant gives the same bits; the first call is also checked
-// against the reference. Sizes: many tiles per SM at seqlen_k above and below 1024, and d 64 causal
+// and without one it runs the static deal or one CTA per tile. Given as Workspace::zeroed (zero, and
+// no reset by the launch), the kernel must leave it zero for the next call. Each tile's arithmetic
+// is the same whichever CTA runs it, so every variant gives the same bits; the first call is also
+// checked against the reference. Sizes: many tiles per SM at seqlen_k above and below 1024, and d 64 causal
 // past 2048 keys (the masked kernel: dynamic, or one CTA per tile).
 
 class FwdWorkspace : public OnBackend {};
@@ -701,13 +702,16 @@ TEST_P(FwdWorkspace, OptionalAndGivesTheSameBitsWithOrWithout) {
     const FwdOutcome o = check_result(c, in, first, compute_reference(c, in));
     ASSERT_TRUE(o.ok) << o.message;
     const Workspace given = st.dense.workspace;
-    for (int variant = 0; variant < 3; ++variant) {
+    for (int variant = 0; variant < 6; ++variant) {
       FC_CUDA_CHECK(cudaMemset(st.out.buf.get(), 0xFF, st.out.buf.bytes()));
       FC_CUDA_CHECK(cudaMemset(st.lse.buf.get(), 0xFF, st.lse.buf.bytes()));
       // 0: no workspace; 1: the workspace refilled with 0x7F bytes (a large positive count); 2: given
-      // again without a refill (the previous launch's final count).
-      const Workspace w = variant == 0 ? Workspace{} : given;
+      // again without a refill (the previous launch's final count); 3: zeroed here and given as
+      // Workspace::zeroed; 4, 5: given as zeroed again, as the previous launches left it.
+      Workspace w = variant == 0 ? Workspace{} : given;
+      w.zeroed = variant >= 3;
       if (variant == 1) FC_CUDA_CHECK(cudaMemset(given.data, 0x7F, given.bytes));
+      if (variant == 3) FC_CUDA_CHECK(cudaMemset(given.data, 0, given.bytes));
       FC_CUDA_CHECK(cudaDeviceSynchronize());
       st.dense.workspace = w;
       st.var.workspace = w;
@@ -716,6 +720,13 @@ TEST_P(FwdWorkspace, OptionalAndGivesTheSameBitsWithOrWithout) {
       EXPECT_EQ(first_bit_difference(first.out, again.out), -1) << "REPRO: " << c.str() << "\n  variant " << variant;
       EXPECT_EQ(first_bit_difference(first.lse, again.lse), -1) << "REPRO: " << c.str() << "\n  variant " << variant;
       EXPECT_TRUE(again.outside_written.empty()) << again.outside_written;
+      if (w.zeroed) {  // zero when given, so zero after: the launch must not leave a count behind
+        std::vector<unsigned char> bytes(given.bytes);
+        FC_CUDA_CHECK(cudaMemcpy(bytes.data(), given.data, bytes.size(), cudaMemcpyDeviceToHost));
+        const bool zero = std::all_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b == 0; });
+        EXPECT_TRUE(zero) << "REPRO: " << c.str() << "\n  variant " << variant
+                          << ": the workspace is not zero after the launch";
+      }
     }
   }
   if (ran == 0) GTEST_SKIP() << "no case's kernel is in this build:" << not_built;

@@ -177,6 +177,34 @@ def test_cuda_graph_capture():
     assert torch.equal(out, flashcute.flash_attn_func(q, k, v, causal=True))
 
 
+def test_forward_workspaces_stay_zero():
+    """The op passes each (device, stream) one workspace zeroed once, as Workspace::zeroed (no reset per
+    call): the Hopper kernel's dynamic tile counter must be left zero by every launch, on every stream,
+    or a later call would skip or repeat tiles. A problem of many tiles per SM (d 128, 1k keys: the
+    dynamic persistent kernel on sm_90: 512 tiles), repeated on two streams, gives the first call's bits."""
+    from flashcute import _torch_ops
+
+    torch.manual_seed(9)
+    q, k, v = randn(4, 1024, 16, 128), randn(4, 1024, 16, 128), randn(4, 1024, 16, 128)
+    first = run_or_skip(flashcute.flash_attn_func, q, k, v, causal=True)
+    golden, _ = reference(q, k, v, causal=True)
+    lp, _ = reference(q, k, v, causal=True, lowp=True)
+    check_tolerance("out", first, golden, lp, q.dtype, 2, "REPRO: b4-q1024-k1024-h16-d128-bf16-causal seed=9")
+    assert ops.fwd_workspace_size(q, k, v, torch.empty_like(q), causal=True) <= _torch_ops._FWD_ZEROED_BYTES
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    outs = [flashcute.flash_attn_func(q, k, v, causal=True) for _ in range(3)]
+    with torch.cuda.stream(side):
+        outs += [flashcute.flash_attn_func(q, k, v, causal=True) for _ in range(3)]
+    torch.cuda.synchronize()
+    for out in outs:
+        assert torch.equal(out, first)
+    keys = [key for key in _torch_ops._fwd_zeroed if key[0] == q.device.index]
+    assert len(keys) >= 2, keys  # the current stream's and the side stream's
+    for key in keys:
+        assert int(_torch_ops._fwd_zeroed[key].count_nonzero()) == 0, key
+
+
 def test_torch_compile_fullgraph():
     torch.manual_seed(7)
     q, k, v = randn(2, 128, 8, 128), randn(2, 128, 2, 128), randn(2, 128, 2, 128)
