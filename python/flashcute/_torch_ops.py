@@ -88,9 +88,8 @@ def _fwd_workspace(q):
         return _workspace(q.device), False
     key = (q.device.index, torch.cuda.current_stream(q.device).cuda_stream)
     ws = _fwd_zeroed.get(key)
-    if ws is None:
-        ws = torch.zeros(_FWD_ZEROED_BYTES, dtype=torch.uint8, device=q.device)  # on the same stream
-        _fwd_zeroed[key] = ws
+    if ws is None:  # zeroed on the same stream, ahead of the call; setdefault: one per key across threads
+        ws = _fwd_zeroed.setdefault(key, torch.zeros(_FWD_ZEROED_BYTES, dtype=torch.uint8, device=q.device))
     return to_dlpack(ws), True
 
 
