@@ -5,8 +5,11 @@ A build with -DFLASHCUTE_SM90_FWD_TIMELINE=1 (in FLASHCUTE_SM90_FLAGS) has every
 write clock64 stamps at a handful of points of each tile (src/sm90/tile_config.h): the producer
 thread at the tile's start, after issuing Q and after issuing the last V; each consumer
 warpgroup's first thread at the tile's start, when its wait for Q returned, after issuing the
-first S = Q K^T, when it completed, when the last P V completed and when the epilogue is done. The
-launcher dumps them to $FLASHCUTE_TIMELINE_OUT after every launch (the last launch's stay).
+first S = Q K^T, when it completed, when the last P V completed and when the epilogue is done;
+dumps with 12 slots per warpgroup (32 a tile, since session 29) add stamps inside the epilogue (LSE
+stored, sO's WAR barrier passed, O in smem, O's barrier passed) and the tile index's read from the
+ring, before the tile's start. The launcher dumps them to $FLASHCUTE_TIMELINE_OUT after every launch
+(the last launch's stay).
 
     FLASHCUTE_TIMELINE_OUT=t.bin flashcute bench --d 128 --seqlen 512 --causal false --iters 3 ...
     python3 bench/tile_timeline.py t.bin [--md out.md]
@@ -24,6 +27,17 @@ import sys
 PHASES = [("tile start -> Q wait returned", 0, 1), ("Q wait returned -> first S issued", 1, 2),
           ("first S issued -> complete", 2, 3), ("first S complete -> last P V complete", 3, 4),
           ("last P V complete -> epilogue done", 4, 5)]
+# With 12 slots per warpgroup: the epilogue's parts (slot 10, sO's WAR barrier, only where O has its
+# own smem) and the ring's read (slot 9) of the same tile.
+EPILOGUE_PHASES = [("  last P V complete -> finalize, LSE stored", 4, 6), ("  LSE stored -> sO's WAR barrier passed", 6, 10),
+                   ("  -> O in smem (stmatrix issued)", (10, 6), 7), ("  O in smem -> O's barrier passed", 7, 8),
+                   ("  O's barrier passed -> epilogue done (TMA store issued)", 8, 5),
+                   ("tile index read from the ring -> tile start (decode, tile set-up)", 9, 0)]
+
+
+def wg_stride(slots):
+    """Slots per consumer warpgroup: 6 in 16-slot dumps, 12 in 32-slot ones."""
+    return 6 if slots <= 16 else 12
 
 
 def load(path):
@@ -62,44 +76,55 @@ def main():
              f"{len(recs)} tiles recorded (clock64 cycles)", ""]
     lines += ["| phase | " + " | ".join(f"warpgroup {w}" for w in range(min(meta['wgs'], 2))) + " |",
               "|---|" + "---|" * min(meta["wgs"], 2)]
-    for name, s0, s1 in PHASES:
+    stride = wg_stride(meta["slots"])
+    phases = PHASES + (EPILOGUE_PHASES if stride >= 12 else [])
+    for name, s0, s1 in phases:
         cells = []
         for w in range(min(meta["wgs"], 2)):
-            base = 4 + 6 * w
-            xs = [r[base + s1] - r[base + s0] for r in recs.values() if r[base + s0] and r[base + s1]]
-            cells.append(f"{mean(xs):.0f}")
+            base = 4 + stride * w
+            xs = []
+            for r in recs.values():
+                start = next((r[base + s] for s in (s0 if isinstance(s0, tuple) else (s0,)) if r[base + s]), 0)
+                if start and r[base + s1]:
+                    xs.append(r[base + s1] - start)
+            cells.append(f"{mean(xs):.0f}" if xs else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     # tile span and the gap to the next tile of the same CTA (persistent) or SM (one tile per CTA)
     for w in range(min(meta["wgs"], 2)):
-        base = 4 + 6 * w
+        base = 4 + stride * w
         spans = [r[base + 5] - r[base] for r in recs.values() if r[base] and r[base + 5]]
         lines.append(f"| warpgroup {w}: tile start -> epilogue done | {mean(spans):.0f} |")
     gaps = {0: [], 1: []}
+    ring = {0: [], 1: []}  # epilogue done -> the next tile's index read from the ring
     if meta["persistent"]:
         for (cta, k), r in recs.items():
             nxt = recs.get((cta, k + 1))
             if nxt is None:
                 continue
             for w in range(min(meta["wgs"], 2)):
-                base = 4 + 6 * w
+                base = 4 + stride * w
                 if r[base + 5] and nxt[base]:
                     gaps[w].append(nxt[base] - r[base + 5])
+                if stride >= 12 and r[base + 5] and nxt[base + 9]:
+                    ring[w].append(nxt[base + 9] - r[base + 5])
     else:
         by_sm = {}
         for (cta, k), r in recs.items():
             by_sm.setdefault(r[3], []).append(r)
         for rs in by_sm.values():
             for w in range(min(meta["wgs"], 2)):
-                base = 4 + 6 * w
+                base = 4 + stride * w
                 seq = sorted((r for r in rs if r[base] and r[base + 5]), key=lambda r: r[base])
                 for r0, r1 in zip(seq, seq[1:]):
                     gaps[w].append(r1[base] - r0[base + 5])
     for w in range(min(meta["wgs"], 2)):
         lines.append(f"| warpgroup {w}: epilogue done -> next tile's start ({'CTA' if meta['persistent'] else 'SM'}) "
                      f"| {mean(gaps[w]):.0f} |")
+        if ring[w]:
+            lines.append(f"| warpgroup {w}: epilogue done -> next tile's index read from the ring | {mean(ring[w]):.0f} |")
     # producer: Q issue and last V issue against warpgroup 0's tile start
     q_lead = [r[4] - r[1] for r in recs.values() if r[1] and r[4]]
-    v_end = [r[8] - r[2] for r in recs.values() if r[2] and r[8]]  # slot 8: warpgroup 0's last P V
+    v_end = [r[8] - r[2] for r in recs.values() if r[2] and r[8]]  # slot 8 = 4 + 4: warpgroup 0's last P V
     lines.append(f"| producer: Q issued before warpgroup 0's tile start | {mean(q_lead):.0f} |")
     lines.append(f"| producer: last V issued before warpgroup 0's last P V complete | {mean(v_end):.0f} |")
     text = "\n".join(lines) + "\n"

@@ -221,6 +221,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           // Every consumer thread arrives after its own read (an arrival per warp after __syncwarp is
           // also ordered, but compute-sanitizer's racecheck reports it as a hazard).
           Barrier::arrive(&ss.barrier_tile_empty[slot]);
+          FLASHCUTE_TIMELINE(if (threadIdx.x % kWarpgroupThreads == 0 && wg_idx <= 2)
+                                 timeline_stamp(params, k, 4 + kTimelineWgSlots * (wg_idx - 1) + 9);)
           if (t >= num_tiles) break;
           run_tile(t);
         }
@@ -384,10 +386,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
   PipelineState read;  // K/V stages, continued across tiles in step with the producer's
   int q_phase = 0;     // parity of the next Q load's barrier phase
-  // Timeline probe: the CTA-local tile count; stamp(s) writes slot 4 + 6 cwg + s from the first
+  // Timeline probe: the CTA-local tile count; stamp(s) writes slot 4 + kTimelineWgSlots cwg + s from the first
   // thread of each consumer warpgroup.
   FLASHCUTE_TIMELINE(int tl_k = 0; auto stamp = [&](int slot) {
-    if (wtid == 0) timeline_stamp(params, tl_k, 4 + 6 * cwg + slot);
+    if (wtid == 0 && cwg < 2) timeline_stamp(params, tl_k, 4 + kTimelineWgSlots * cwg + slot);
   };)
 
   for_each_tile([&](const TileWork& w) {
@@ -634,6 +636,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         }
       }
     }
+    FLASHCUTE_TIMELINE(stamp(6);)
 
     Element* o_ptr = static_cast<Element*>(p.out) +
                      (varlen ? w.q_row0 * p.o_row_stride : w.batch * p.o_batch_stride) + w.head * p.o_head_stride;
@@ -664,6 +667,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // issuing thread waits for) or by every thread's copies.
       if (wtid == 0) tma_store_wait<0>();
       named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+      FLASHCUTE_TIMELINE(stamp(10);)
     } else {
       o_smem = ss.q.data();
     }
@@ -673,11 +677,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     Tensor taccOrO = r2s_thr.retile_S(rO);     // (CPY, CPY_M, CPY_N)
     Tensor taccOsO = r2s_thr.partition_D(sO);  // (CPY, CPY_M, CPY_N)
     copy(r2s_copy, taccOrO, taccOsO);
+    FLASHCUTE_TIMELINE(stamp(7);)
 
     // RAW: the warpgroup's O rows are in smem (the barrier) before its threads read rows other warps
     // wrote or its TMA store reads them (the fence: visible to the async proxy).
     cutlass::arch::fence_view_async_shared();
     named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+    FLASHCUTE_TIMELINE(stamp(8);)
 
     // One TMA store of the warpgroup's 64 rows where the tensor map addresses O and every row that
     // exists belongs to this tile's sequence (varlen: the map's extents are the packed totals, so

@@ -285,8 +285,12 @@ constexpr int cluster_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_TIMELINE
 #define FLASHCUTE_SM90_FWD_TIMELINE 0
 #endif
-// Stamps per (CTA, tile): 0-2 producer, 3 the SM's id, 4-9 / 10-15 consumer warpgroups 0 / 1.
-inline constexpr int kTimelineSlots = 16;
+// Stamps per (CTA, tile): 0-2 producer, 3 the SM's id, 4-15 / 16-27 consumer warpgroups 0 / 1
+// (kTimelineWgSlots each: tile start, Q's wait returned, first S issued, first S complete, last P V
+// complete, epilogue done, then inside the epilogue and before the tile: finalize and LSE stored,
+// O in smem, O's barrier passed, the tile index read from the ring, sO's WAR barrier passed).
+inline constexpr int kTimelineWgSlots = 12;
+inline constexpr int kTimelineSlots = 4 + 2 * kTimelineWgSlots + 4;
 inline constexpr int kTimelineMaxTiles = 64;  // CTA-local tiles recorded
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED

@@ -573,14 +573,19 @@ def test_wave_sweep_table_from_stand_in_binary(tmp_path, monkeypatch):
                     "| 128 | 8192 | 1x33 | 16.00 | 620.0, 620.0 | - | 1890, 1890 |"]
 
 
-def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch):
-    """A synthetic probe dump (two CTAs, three tiles each, fixed offsets) gives back those offsets."""
+@pytest.mark.parametrize("slots", [16, 32])
+def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots):
+    """A synthetic probe dump (two CTAs, three tiles each, fixed offsets) gives back those offsets; the
+    32-slot form (12 per warpgroup) also its epilogue's parts and the ring's read."""
     import struct
 
     tile_timeline = pytest.importorskip("tile_timeline")
-    grid_, slots, max_tiles = 2, 16, 64
+    grid_, max_tiles = 2, 64
+    stride = 6 if slots == 16 else 12
     vals = [0] * (grid_ * max_tiles * slots)
     offsets = [0, 600, 1500, 1860, 11700, 13300]  # tile start, Q's wait, S issued, S done, last P V, epilogue
+    # slots 6-10: LSE stored, O in smem, O's barrier, ring read (before the tile's start), sO's WAR barrier
+    offsets += [12000, 12600, 12900, -400, 12200] if stride == 12 else []
     for cta in range(grid_):
         t = 100000
         for k in range(3):
@@ -588,7 +593,7 @@ def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch):
             vals[base + 0], vals[base + 1], vals[base + 2], vals[base + 3] = t - 3000, t - 1500, t + 9000, cta
             for wg in range(2):
                 for i, dt in enumerate(offsets):
-                    vals[base + 4 + 6 * wg + i] = t + dt + 700 * wg
+                    vals[base + 4 + stride * wg + i] = t + dt + 700 * wg
             t += 14400
     dump = tmp_path / "tl.bin"
     dump.write_bytes(struct.pack("<8q", grid_, slots, max_tiles, 128, 128, 2, 1, 512) +
@@ -602,6 +607,15 @@ def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch):
     assert "| first S complete -> last P V complete | 9840 | 9840 |" in text
     assert "| warpgroup 0: epilogue done -> next tile's start (CTA) | 1100 |" in text
     assert "| producer: Q issued before warpgroup 0's tile start | 1500 |" in text
+    if stride == 12:
+        assert "|   last P V complete -> finalize, LSE stored | 300 | 300 |" in text
+        assert "|   LSE stored -> sO's WAR barrier passed | 200 | 200 |" in text
+        assert "|   -> O in smem (stmatrix issued) | 400 | 400 |" in text
+        assert "|   O's barrier passed -> epilogue done (TMA store issued) | 400 | 400 |" in text
+        assert "| tile index read from the ring -> tile start (decode, tile set-up) | 400 | 400 |" in text
+        assert "| warpgroup 0: epilogue done -> next tile's index read from the ring | 700 |" in text
+    else:
+        assert "finalize" not in text and "from the ring" not in text
 
 
 def test_ncu_regions_table_from_a_source_page(tmp_path):
