@@ -28,6 +28,7 @@
 #include "sm80/utils.cuh"       // convert_to, copy_predicated
 #include "sm90/fwd_traits.cuh"
 #include "sm90/roles.h"
+#include "sm90/tile_order.h"
 #include "sm90/utils.cuh"
 
 namespace flashcute::sm90 {
@@ -67,27 +68,6 @@ __device__ __forceinline__ TileWork make_tile_work(const FwdParams& p, int m_blo
   if (!w.has_rows()) w.n_block_max = w.n_block_min;
   return w;
 }
-
-// The persistent kernel's tile order. Tiles are (query block, batch x head) pairs; batch x head
-// indices are cut into groups of `group` (sized by the launcher so that a group's K and V fit in
-// half of L2), and inside a group the query blocks go from the last to the first, each over all the
-// group's heads. Under a causal mask (or any window reaching to the end) the last query blocks see
-// the most keys, so within a group the longest tiles come first and the short ones make the tail
-// (longest-processing-time-first for the static round-robin), while the CTAs running at the same
-// time read the K/V of a few heads that stay in L2. Non-causal, only the L2 grouping matters.
-struct TileOrder {
-  int m_blocks, heads, batch_heads, group;
-  CUTE_HOST_DEVICE void decode(int t, int* m_block, int* head, int* batch) const {
-    const int per_group = group * m_blocks;
-    const int g0 = (t / per_group) * group;  // first batch x head index of t's group
-    const int in_group = t % per_group;
-    const int size = batch_heads - g0 < group ? batch_heads - g0 : group;
-    *m_block = m_blocks - 1 - in_group / size;
-    const int bh = g0 + in_group % size;
-    *head = bh % heads;
-    *batch = bh / heads;
-  }
-};
 
 // TileOrder over the grid of (query blocks of kBlockM rows) x heads x batch.
 template <int kBlockM>
@@ -178,7 +158,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       const int grid = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
       auto run_tile = [&](int t) {
         int m_block, head, batch;
-        order.decode(t, &m_block, &head, &batch);
+        if constexpr (FLASHCUTE_SM90_FWD_FAST_DECODE != 0) {
+          order.decode_fast(t, params.div_per_group, params.div_group, params.div_heads, &m_block, &head, &batch);
+        } else {
+          order.decode(t, &m_block, &head, &batch);
+        }
         const TileWork w = make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
         if (w.has_rows()) fn(w);
       };

@@ -8,6 +8,7 @@
 #include <cute/atom/copy_traits_sm90.hpp>
 #include <cute/atom/copy_traits_sm90_tma.hpp>
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
+#include <cutlass/fast_math.h>  // FastDivmod
 #include <cutlass/numeric_types.h>
 #include <cutlass/pipeline/sm90_pipeline.hpp>
 
@@ -189,8 +190,11 @@ struct FwdTraits {
     TmaO tma_o;
     bool tma_store_o = false;  // tma_o addresses O (else every tile's O goes out by 128-bit copies)
     int tile_group = 1;  // persistent or LPT grid: batch x head indices per TileOrder group
+    // TileOrder's divisors (FLASHCUTE_SM90_FWD_FAST_DECODE): group x query blocks, group, heads.
+    cutlass::FastDivmod div_per_group{}, div_group{}, div_heads{};
     // Persistent: the dynamic scheduler's counter of tiles handed out beyond the first gridDim.x
-    // (the caller's workspace, zeroed by the launcher before the kernel); null: the static deal.
+    // (the caller's workspace: zero at the launch, by the launcher's reset or the caller's promise,
+    // and left zero by the launch's last claim); null: the static deal.
     int* tile_counter = nullptr;
 #if FLASHCUTE_SM90_FWD_TIMELINE
     // Probe builds only (tile_config.h): clock64 stamps, kTimelineSlots per (CTA, CTA-local tile).

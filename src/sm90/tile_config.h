@@ -235,6 +235,14 @@ constexpr int persistent_limit_choice(int measured) {
 #define FLASHCUTE_SM90_FWD_EARLY_Q -1
 #endif
 constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_EARLY_Q, measured); }
+// The persistent kernels' tile index decoded with host-computed fast divisions (TileOrder::decode_fast:
+// a multiply-high and a shift per division; 0: three integer divisions). Session 29 (d 128, bf16):
+// the consumers' ring read -> tile start 897 -> 555 cycles, the gap between tiles 1114 -> 770; A/B
+// (ab_steady, 500 launches, 2 rounds) 1.005 non-causal 512, 1.030 (1.022-1.037) causal 1k, 0.999-1.003
+// at causal 512, non-causal 1k and 2k, causal 2k.
+#ifndef FLASHCUTE_SM90_FWD_FAST_DECODE
+#define FLASHCUTE_SM90_FWD_FAST_DECODE 1
+#endif
 // Every row's spec_exp (-1 keeps the rows'; 0 off; 1 on).
 #ifndef FLASHCUTE_SM90_FWD_SPEC_EXP
 #define FLASHCUTE_SM90_FWD_SPEC_EXP -1
