@@ -239,10 +239,15 @@ constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCU
 // a multiply-high and a shift per division; 0: three integer divisions). Session 29 (d 128, bf16):
 // the consumers' ring read -> tile start 897 -> 555 cycles, the gap between tiles 1114 -> 770; A/B
 // (ab_steady, 500 launches, 2 rounds) 1.005 non-causal 512, 1.030 (1.022-1.037) causal 1k, 0.999-1.003
-// at causal 512, non-causal 1k and 2k, causal 2k.
+// at causal 512, non-causal 1k and 2k, causal 2k. -1 (default): d 128 only, where it was measured; at
+// d 64 the softcap/ALiBi persistent kernel spilled 40 bytes with it (bf16 and fp16), and d 64 / d 256
+// were not measured. 0: nowhere; 1: every persistent kernel.
 #ifndef FLASHCUTE_SM90_FWD_FAST_DECODE
-#define FLASHCUTE_SM90_FWD_FAST_DECODE 1
+#define FLASHCUTE_SM90_FWD_FAST_DECODE -1
 #endif
+constexpr bool fast_decode_choice(int head_dim) {
+  return FLASHCUTE_SM90_FWD_FAST_DECODE < 0 ? head_dim == 128 : FLASHCUTE_SM90_FWD_FAST_DECODE != 0;
+}
 // Every row's spec_exp (-1 keeps the rows'; 0 off; 1 on).
 #ifndef FLASHCUTE_SM90_FWD_SPEC_EXP
 #define FLASHCUTE_SM90_FWD_SPEC_EXP -1
