@@ -169,11 +169,13 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, Sch
     }
     group = group < 1 ? 1 : (group > batch_heads ? batch_heads : group);
     params.tile_group = static_cast<int>(group);
-    // TileOrder's divisors for the fast decode (make_tile_order's m_blocks; never 0: no divisor may be).
-    const int64_t m_blocks = std::max<int64_t>(1, (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM);
-    params.div_per_group = cutlass::FastDivmod(static_cast<int>(group * m_blocks));
-    params.div_group = cutlass::FastDivmod(static_cast<int>(group));
-    params.div_heads = cutlass::FastDivmod(static_cast<int>(std::max<int64_t>(1, p.heads_q)));
+    if constexpr (Tr::kFastDecode) {
+      // TileOrder's divisors (make_tile_order's m_blocks; never 0: no divisor may be).
+      const int64_t m_blocks = std::max<int64_t>(1, (p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM);
+      params.div_per_group = cutlass::FastDivmod(static_cast<int>(group * m_blocks));
+      params.div_group = cutlass::FastDivmod(static_cast<int>(group));
+      params.div_heads = cutlass::FastDivmod(static_cast<int>(std::max<int64_t>(1, p.heads_q)));
+    }
     if (Tr::kPersistent && dynamic) {
       // The counter starts at 0 on every launch: the kernel's last claim wraps it back to 0
       // (atomicInc), so a workspace the caller keeps zero (Workspace::zeroed) needs no reset; any

@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       const int grid = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
       auto run_tile = [&](int t) {
         int m_block, head, batch;
-        if constexpr (fast_decode_choice(kHeadDim)) {
+        if constexpr (Tr::kFastDecode) {
           order.decode_fast(t, params.div_per_group, params.div_group, params.div_heads, &m_block, &head, &batch);
         } else {
           order.decode(t, &m_block, &head, &batch);

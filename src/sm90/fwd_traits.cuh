@@ -108,6 +108,8 @@ struct FwdTraits {
   // overlapped loop with O in its own smem, not with per-warpgroup key ranges (the plain loop and
   // those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
   static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && !kWgKeyBlocks;
+  // The persistent instantiation's tile index by the launcher's fast divisions (the row's fast_decode).
+  static constexpr bool kFastDecode = kPersistent && C.fast_decode;
   // The overlapped loop's exps before the block max (the row's spec_exp; fwd_kernel.cuh,
   // OnlineSoftmax::update_speculative). Not with clusters (one empty-barrier arrival per warp).
   static constexpr bool kSpecExp = C.spec_exp && kOverlap && kCluster == 1;
@@ -190,7 +192,7 @@ struct FwdTraits {
     TmaO tma_o;
     bool tma_store_o = false;  // tma_o addresses O (else every tile's O goes out by 128-bit copies)
     int tile_group = 1;  // persistent or LPT grid: batch x head indices per TileOrder group
-    // TileOrder's divisors (FLASHCUTE_SM90_FWD_FAST_DECODE): group x query blocks, group, heads.
+    // kFastDecode: TileOrder's divisors (group x query blocks, group, heads), set by the launcher.
     cutlass::FastDivmod div_per_group{}, div_group{}, div_heads{};
     // Persistent: the dynamic scheduler's counter of tiles handed out beyond the first gridDim.x
     // (the caller's workspace: zero at the launch, by the launcher's reset or the caller's promise,

@@ -88,6 +88,9 @@ struct FwdTileConfig {
   // reference maxima and check the block max after them (OnlineSoftmax::update_speculative), so the
   // block max is off the path from S to P; not in the softcap/ALiBi kernels.
   bool spec_exp = false;
+  // The persistent instantiation decodes each tile index with the launcher's fast divisions
+  // (TileOrder::decode_fast, tile_order.h) instead of three integer divisions.
+  bool fast_decode = false;
   // Set by for_kernel, not in the rows: the CTAs per cluster of this instantiation (1: no cluster).
   int cluster = 1;
   // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
@@ -163,6 +166,11 @@ constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release) {
   c.early_q_release = early_q_release;
   return c;
 }
+// The row with fast_decode set.
+constexpr FwdTileConfig with_fast_decode(FwdTileConfig c, bool fast_decode) {
+  c.fast_decode = fast_decode;
+  return c;
+}
 
 // Each row's overlap / pingpong / persistent choice is the measured winner (H100, bf16, d 64/128/256,
 // seqlen 512-8k, causal and not; docs/perf-notes.md, "SM90 switches"). The FLASHCUTE_SM90_FWD_*
@@ -235,19 +243,15 @@ constexpr int persistent_limit_choice(int measured) {
 #define FLASHCUTE_SM90_FWD_EARLY_Q -1
 #endif
 constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_EARLY_Q, measured); }
-// The persistent kernels' tile index decoded with host-computed fast divisions (TileOrder::decode_fast:
-// a multiply-high and a shift per division; 0: three integer divisions). Session 29 (d 128, bf16):
-// the consumers' ring read -> tile start 897 -> 555 cycles, the gap between tiles 1114 -> 770; A/B
+// Every row's fast_decode (-1 keeps the rows'; 0 off; 1 on). Session 29 (d 128, bf16): the
+// consumers' ring read -> tile start 897 -> 555 cycles, the gap between tiles 1114 -> 770; A/B
 // (ab_steady, 500 launches, 2 rounds) 1.005 non-causal 512, 1.030 (1.022-1.037) causal 1k, 0.999-1.003
-// at causal 512, non-causal 1k and 2k, causal 2k. -1 (default): d 128 only, where it was measured; at
-// d 64 the softcap/ALiBi persistent kernel spilled 40 bytes with it (bf16 and fp16), and d 64 / d 256
-// were not measured. 0: nowhere; 1: every persistent kernel.
+// at causal 512, non-causal 1k and 2k, causal 2k. On in d 128's row only: at d 64 the softcap/ALiBi
+// persistent kernel spilled 40 bytes with it (bf16 and fp16), and d 64 / d 256 were not measured.
 #ifndef FLASHCUTE_SM90_FWD_FAST_DECODE
 #define FLASHCUTE_SM90_FWD_FAST_DECODE -1
 #endif
-constexpr bool fast_decode_choice(int head_dim) {
-  return FLASHCUTE_SM90_FWD_FAST_DECODE < 0 ? head_dim == 128 : FLASHCUTE_SM90_FWD_FAST_DECODE != 0;
-}
+constexpr bool fast_decode_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_FAST_DECODE, measured); }
 // Every row's spec_exp (-1 keeps the rows'; 0 off; 1 on).
 #ifndef FLASHCUTE_SM90_FWD_SPEC_EXP
 #define FLASHCUTE_SM90_FWD_SPEC_EXP -1
@@ -471,7 +475,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k, short_wgs, short_block_n,
     //     short_stages, short kernel for masked problems up to seqlen_k
     // 88 KB (+24 KB O, persistent)
-    with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
+    with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0,
@@ -480,11 +484,12 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      FLASHCUTE_SM90_FWD_D64_SHORT_WGS, 64, FLASHCUTE_SM90_FWD_D64_SHORT_STAGES,
      FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX},
                  /*session 22: +4.2% non-causal 512, +3.0% 2k:*/ early_q_choice(true)),
+                 /*session 29: the softcap/ALiBi persistent kernel spilled 40 bytes:*/ fast_decode_choice(false)),
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
+    with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
                   overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
                   wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
                   fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
@@ -492,17 +497,19 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*clusters: +0.3% / +0.5% at 8k / 16k, within the noise:*/ cluster_choice(0)),
                   /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(true)),
                  /*session 22: 0.993 / 0.983 / 1.006 non-causal 512 / 1k / 2k:*/ early_q_choice(false)),
+                 /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
      rescale_threshold_choice(8), fused_exp2_choice(false), 0, dynamic_limit_choice(0),
      block_n_masked_choice(0), masked_tile_group_choice(0)},
     // 224 KB; acc_o 128 + S 40 registers
-    with_cluster({256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
+    with_fast_decode(with_cluster({256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
                   wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8),
                   fused_exp2_choice(false), 0, dynamic_limit_choice(4096), block_n_masked_choice(0),
                   masked_tile_group_choice(4)},
                  cluster_choice(4096)),
+                 /*not measured:*/ fast_decode_choice(false)),
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
