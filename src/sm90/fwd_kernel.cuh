@@ -449,23 +449,26 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // operations in the same order as in the plain loop.
       //
       // Ping-pong: a warpgroup issues its wgmma batch only on its turn (bar.sync on its kSchedule
-      // barrier) and hands the turn over right after issuing (bar.arrive on the other's), so the
-      // tensor cores alternate between the warpgroups while each one's softmax runs. Per tile,
-      // consumer warpgroup 1 opens the first turn for warpgroup 0 and skips its very last hand-over,
-      // so every bar.sync has exactly one matching bar.arrive (both run the same number of turns).
-      constexpr uint32_t kSchedThreads = 2 * kWarpgroupThreads;
+      // barrier) and hands the turn over right after issuing (bar.arrive on the next one's, in
+      // round-robin order 0, 1, .., kConsumerWgs - 1, 0, ..), so the tensor cores take the
+      // warpgroups' batches in turn while the others' softmax runs. Per tile, the last consumer
+      // warpgroup opens the first turn for warpgroup 0 and skips its very last hand-over, so every
+      // bar.sync has exactly one matching bar.arrive (all run the same number of turns: no
+      // per-warpgroup key ranges with ping-pong, fwd_traits.cuh).
+      constexpr uint32_t kSchedThreads = 2 * kWarpgroupThreads;  // the waiting and the handing warpgroup
+      constexpr int kLastWg = Tr::kConsumerWgs - 1;
       const uint32_t sched_mine = static_cast<uint32_t>(NamedBarrierId::kSchedule) + cwg;
-      const uint32_t sched_other = static_cast<uint32_t>(NamedBarrierId::kSchedule) + (1 - cwg);
+      const uint32_t sched_next = static_cast<uint32_t>(NamedBarrierId::kSchedule) + (cwg == kLastWg ? 0 : cwg + 1);
       auto turn_begin = [&] {
         if constexpr (Tr::kPingPong) named_barrier_sync(sched_mine, kSchedThreads);
       };
       auto turn_end = [&](bool last) {
         if constexpr (Tr::kPingPong) {
-          if (!(last && cwg == 1)) named_barrier_arrive(sched_other, kSchedThreads);
+          if (!(last && cwg == kLastWg)) named_barrier_arrive(sched_next, kSchedThreads);
         }
       };
       if constexpr (Tr::kPingPong) {
-        if (cwg == 1) named_barrier_arrive(sched_other, kSchedThreads);
+        if (cwg == kLastWg) named_barrier_arrive(sched_next, kSchedThreads);
       }
 
       // This warpgroup's first block (the loop runs from the last key block down). kWgKeyBlocks: the

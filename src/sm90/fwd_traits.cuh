@@ -59,7 +59,7 @@ struct FwdTraits {
   static_assert(producer_regs(kConsumerWgs) + kConsumerWgs * consumer_regs(kConsumerWgs) <=
                     (kConsumerWgs + 1) * launch_regs(kConsumerWgs),
                 "register budget: setmaxnreg cannot hand out more than the CTA launched with");
-  static_assert(!kPingPong || (kOverlap && kConsumerWgs == 2), "ping-pong needs the overlapped loop and 2 consumer warpgroups");
+  static_assert(!kPingPong || kOverlap, "ping-pong needs the overlapped loop");
   static_assert(!kWgKeyBlocks || (kOverlap && !kPingPong),
                 "per-warpgroup key blocks: the overlapped loop, no ping-pong");
   // (On the TileOrder grid with groups of one head, which unmasked problems get, tiles 2i and 2i + 1

@@ -5,6 +5,12 @@
 
 #include <cstdint>
 
+// The short rows' kernel (unmasked problems) keeps the row's ping-pong (round-robin turns among its
+// short_wgs consumer warpgroups); off: the short kernel runs without it.
+#ifndef FLASHCUTE_SM90_FWD_SHORT_PINGPONG
+#define FLASHCUTE_SM90_FWD_SHORT_PINGPONG 0
+#endif
+
 namespace flashcute::sm90 {
 
 struct FwdTileConfig {
@@ -118,7 +124,7 @@ struct FwdTileConfig {
       c.block_n = short_block_n;
       c.stages = short_stages;
       c.overlap = true;
-      c.pingpong = false;
+      c.pingpong = FLASHCUTE_SM90_FWD_SHORT_PINGPONG != 0 && c.pingpong && !masked;
       c.wg_key_blocks = masked;
     } else {
       if (full && block_n_full > 0) c.block_n = block_n_full;
@@ -212,6 +218,15 @@ constexpr int persistent_limit_choice(int measured) {
 // d 64: consumer warpgroups (2: block_m 128; 3: block_m 192, 160 registers each).
 #ifndef FLASHCUTE_SM90_FWD_D64_WGS
 #define FLASHCUTE_SM90_FWD_D64_WGS 3
+#endif
+// d 64: ping-pong (round-robin turns) among the row's three consumer warpgroups. Session 30
+// (ab_steady, bf16, 1000 launches, 2 rounds): non-causal +1.1%, +1.3%, +0.4%, +0.8% at 2k, 4k, 8k,
+// 16k keys (every round above 1). Not in the short rows' kernel (FLASHCUTE_SM90_FWD_SHORT_PINGPONG,
+// above: four warpgroups, 0.985 / 0.996 at 512 / 1k) nor for masked problems (the row's overlapped
+// kernel with ping-pong against block_n_masked's plain one: 0.947, 0.974, 0.988, 0.979 causal
+// 2k-16k).
+#ifndef FLASHCUTE_SM90_FWD_D64_PINGPONG
+#define FLASHCUTE_SM90_FWD_D64_PINGPONG 1
 #endif
 // d 128: key rows per step (A/B builds).
 #ifndef FLASHCUTE_SM90_FWD_D128_BLOCK_N
@@ -380,7 +395,8 @@ constexpr int dynamic_limit_choice(int measured) {
 // fp32 registers per thread, S is block_n/2, P block_n/4) and by 227 KB of shared memory.
 // Measured (H100, bf16, TFLOP/s; docs/perf-notes.md, "SM90 switches" and "SM90: three consumer
 // warpgroups at d 64, block_n 80 at d 256, persistent below 2k keys"):
-// - d 64: overlap (ping-pong on top was 7-9% slower). Three consumer warpgroups (block_m 192) over
+// - d 64: overlap (ping-pong of two warpgroups on top was 7-9% slower; round-robin turns among the
+//   three of today's row +0.4-1.3% non-causal from 2k keys, session 30). Three consumer warpgroups (block_m 192) over
 //   two: 8k 438 -> 488 non-causal, 409 -> 430 causal, 2k +9% / -1%, but 512 and 1k causal -10%;
 //   with the persistent kernel below 2k keys those rows are +6% over two warpgroups.
 // - d 128: overlap + ping-pong (596 -> 669 / 542 -> 611 at 8k over the plain loop).
@@ -476,7 +492,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     //     short_stages, short kernel for masked problems up to seqlen_k
     // 88 KB (+24 KB O, persistent)
     with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
-     overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(1024),
+     overlap_choice(true), /*session 30, round-robin turns:*/ pingpong_choice(overlap_choice(true), FLASHCUTE_SM90_FWD_D64_PINGPONG != 0),
+     persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0,
      dynamic_limit_choice(2048), block_n_masked_choice(192), masked_tile_group_choice(4), masked_limit_choice(16384),
