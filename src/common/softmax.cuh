@@ -277,8 +277,10 @@ struct OnlineSoftmax {
   // range (the reference moved up by more than 126 in log2 units, or a row's first keys set it below
   // -60) or the exp form changes (|m mult| past 2^20): then `recompute(scores)` rewrites S from K
   // (masked and transformed as it arrived) and update() runs on it. Warp-uniform branches only.
+  // Returns false where no reference moved in the warp (acc_o and the row sums' old part untouched:
+  // every factor it would have applied is 1), true otherwise (warp-uniform).
   template <class Scores, class AccO, class Recompute>
-  __device__ __forceinline__ void update_speculative(Scores& scores, AccO& acc_o, float mult, Recompute&& recompute) {
+  __device__ __forceinline__ bool update_speculative(Scores& scores, AccO& acc_o, float mult, Recompute&& recompute) {
     using namespace cute;
     static_assert(decltype(size<0>(scores))::value == kRows, "row count mismatch");
     float m_old[kRows], sum[kRows], bmax[kRows];
@@ -299,23 +301,24 @@ struct OnlineSoftmax {
         !__any_sync(0xffffffffu, new_references(m_new, mult))) {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) row_sum[r] += sum[r];
-      return;
+      return false;
     }
     // A reference moved in this warp: update()'s new references, exp form and factors.
     move_references(scores, acc_o, mult, recompute, m_old, m_new, sum, fused_old, false);
+    return true;
   }
 
   // The SM90 kernels' interior key blocks (FwdTraits::kSumCheck; no score masked): the exps with
   // the rows' current references and no block max. Fast path: every thread's row sums of p are at most
   // 2^(threshold - 1), so every p is and every score lies within the threshold of its reference: the
-  // references stay. Otherwise the max of p, not of the scores: a row whose max p passes 1 (or whose
+  // references stay (returns false, as update_speculative() does where none moved). Otherwise the max of p, not of the scores: a row whose max p passes 1 (or whose
   // first keys these are) moves its reference to m + log2(max p) / mult, its block max up to
   // rounding, and p, O and the row sums are corrected as in update_speculative(). Exact up to rounding,
   // like update_speculative(), but the references it picks are not bit for bit update()'s (they come
   // from p's maximum, not the scores'). Where the correction could leave the float range (a max p below
   // 2^-60 for a row's first keys, or above 2^126), the warp recomputes S and runs update().
   template <class Scores, class AccO, class Recompute>
-  __device__ __forceinline__ void update_sum_check(Scores& scores, AccO& acc_o, float mult, Recompute&& recompute) {
+  __device__ __forceinline__ bool update_sum_check(Scores& scores, AccO& acc_o, float mult, Recompute&& recompute) {
     using namespace cute;
     static_assert(kPolicy.rescale_threshold > 1, "the sum test needs a lazy threshold");
     float m_old[kRows], sum[kRows], unused[kRows];
@@ -334,7 +337,7 @@ struct OnlineSoftmax {
     if (__all_sync(0xffffffffu, keep)) {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) row_sum[r] += sum[r];
-      return;
+      return false;
     }
     // The slow path: each row's max p over the quad, and the new references it implies.
     float m_new[kRows];
@@ -359,9 +362,10 @@ struct OnlineSoftmax {
     if (!__any_sync(0xffffffffu, grew)) {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) row_sum[r] += sum[r];
-      return;
+      return false;
     }
     move_references(scores, acc_o, mult, recompute, m_old, m_new, sum, fused_old, unsafe);
+    return true;
   }
 
   // Normalizes acc_o rows and returns each row's natural-log LSE in lse[r]. Rows that saw no key

@@ -42,6 +42,8 @@ struct TileWork {
   int n_block_min, n_block_max;
   __device__ __forceinline__ bool has_rows() const { return m0 < len_q; }
   __device__ __forceinline__ bool any_key() const { return n_block_max > n_block_min; }
+  // Every row of the tile sees every key of [n0, n0 + block_n): no score of that block is masked.
+  __device__ __forceinline__ bool unmasked(int n0, int block_n) const { return n0 >= last_begin && n0 + block_n <= first_end; }
 };
 
 template <int kBlockM, int kBlockN>
@@ -396,7 +398,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     auto transform_and_mask = [&](auto& acc_s, int n_block) {
       const int n0 = n_block * kBlockN;
       Tensor scores = make_tensor(acc_s.data(), gmma_rowcol_layout(acc_s.layout()));  // (rows, cols)
-      const bool need_mask = !(n0 >= w.last_begin && n0 + kBlockN <= w.first_end);
+      const bool need_mask = !w.unmasked(n0, kBlockN);
       if constexpr (kTransform) {
         if (need_mask) sm80::score_epilogue<true, true>(scores, tScS_rc, p, w.m0, n0, w.len_q, w.len_k, slope);
         else sm80::score_epilogue<true, false>(scores, tScS_rc, p, w.m0, n0, w.len_q, w.len_k, slope);
@@ -532,6 +534,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
         Tensor scores = transform_and_mask(acc_s, n_block);
         fill(rescale, 1.0f);
+        bool moved = true;  // false: the softmax left every rescale factor at 1 (warp-uniform)
         if constexpr (kSpecExp) {
           // The exps with the rows' current references, the block max checked after them
           // (OnlineSoftmax::update_speculative: a moved reference is corrected in place, or, where the
@@ -564,11 +567,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           };
           // An interior block (every key visible to every row of the tile: no score masked)
           // skips the block max: the row sums of p tell whether any reference may move.
-          const int n0 = n_block * kBlockN;
-          if (kSumCheck && n0 >= w.last_begin && n0 + kBlockN <= w.first_end) {
-            softmax.update_sum_check(scores, rescale, mult, recompute);
+          if (kSumCheck && w.unmasked(n_block * kBlockN, kBlockN)) {
+            moved = softmax.update_sum_check(scores, rescale, mult, recompute);
           } else {
-            softmax.update_speculative(scores, rescale, mult, recompute);
+            moved = softmax.update_speculative(scores, rescale, mult, recompute);
           }
           release(pipeline_k, ss.pipeline_k, read);  // K[n] is no longer read
           free_q_after(n_block);
@@ -582,7 +584,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         bool grew = false;
         CUTE_UNROLL
         for (int r = 0; r < kRows; ++r) grew |= rescale(r, 0) != 1.0f;
-        if (__any_sync(0xffffffffu, grew)) {  // warp-uniform skip: all factors exactly 1
+        // Warp-uniform skip: all factors exactly 1 (known without the vote where the softmax says so).
+        if (moved && __any_sync(0xffffffffu, grew)) {
           CUTE_UNROLL
           for (int r = 0; r < kRows; ++r) {
             CUTE_UNROLL

@@ -97,6 +97,7 @@ struct FwdTileConfig {
   // The persistent instantiation decodes each tile index with the launcher's fast divisions
   // (TileOrder::decode_fast, tile_order.h) instead of three integer divisions.
   bool fast_decode = false;
+  bool transform_fast_decode = false;  // the same in the softcap/ALiBi kernel
   // Set by for_kernel, not in the rows: the CTAs per cluster of this instantiation (1: no cluster).
   int cluster = 1;
   // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
@@ -117,6 +118,7 @@ struct FwdTileConfig {
     c.cluster = clustered && cluster_min_seqlen_k > 0 ? 2 : 1;
     c.cluster_min_seqlen_k = 0;
     if (transform && !transform_overlap) c.overlap = c.pingpong = false;
+    if (transform) c.fast_decode = fast_decode && transform_fast_decode;
     c.persistent = persistent_kernel;
     if (short_rows && short_wgs > 0) {
       c.consumer_wgs = short_wgs;
@@ -173,8 +175,9 @@ constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release) {
   return c;
 }
 // The row with fast_decode set.
-constexpr FwdTileConfig with_fast_decode(FwdTileConfig c, bool fast_decode) {
+constexpr FwdTileConfig with_fast_decode(FwdTileConfig c, bool fast_decode, bool in_transform_kernel) {
   c.fast_decode = fast_decode;
+  c.transform_fast_decode = in_transform_kernel;
   return c;
 }
 
@@ -261,8 +264,11 @@ constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCU
 // Every row's fast_decode (-1 keeps the rows'; 0 off; 1 on). Session 29 (d 128, bf16): the
 // consumers' ring read -> tile start 897 -> 555 cycles, the gap between tiles 1114 -> 770; A/B
 // (ab_steady, 500 launches, 2 rounds) 1.005 non-causal 512, 1.030 (1.022-1.037) causal 1k, 0.999-1.003
-// at causal 512, non-causal 1k and 2k, causal 2k. On in d 128's row only: at d 64 the softcap/ALiBi
-// persistent kernel spilled 40 bytes with it (bf16 and fp16), and d 64 / d 256 were not measured.
+// at causal 512, non-causal 1k and 2k, causal 2k. Session 30 (ab_steady, 2000 launches, 2 rounds):
+// d 64 +2.9% (1.023-1.034) non-causal 2k, +2.5% (1.016-1.035) causal 512, 0.985-1.015 at 512 / 1k
+// non-causal and 1k / 2k causal: on, but not in its softcap/ALiBi persistent kernel (spilled 40 bytes
+// with it, bf16 and fp16); d 256 0.984-0.989 causal 1k, 0.987-0.991 non-causal 512, 0.993-1.042
+// elsewhere at 512-4k: off. The forced value sets both kernels.
 #ifndef FLASHCUTE_SM90_FWD_FAST_DECODE
 #define FLASHCUTE_SM90_FWD_FAST_DECODE -1
 #endif
@@ -501,7 +507,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      FLASHCUTE_SM90_FWD_D64_SHORT_WGS, 64, FLASHCUTE_SM90_FWD_D64_SHORT_STAGES,
      FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX},
                  /*session 22: +4.2% non-causal 512, +3.0% 2k:*/ early_q_choice(true)),
-                 /*session 29: the softcap/ALiBi persistent kernel spilled 40 bytes:*/ fast_decode_choice(false)),
+                 /*session 30: +2.9% non-causal 2k, +2.5% causal 512:*/ fast_decode_choice(true),
+                 /*its softcap/ALiBi persistent kernel spilled 40 bytes:*/ fast_decode_choice(false)),
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
@@ -514,7 +521,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*clusters: +0.3% / +0.5% at 8k / 16k, within the noise:*/ cluster_choice(0)),
                   /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(true)),
                  /*session 22: 0.993 / 0.983 / 1.006 non-causal 512 / 1k / 2k:*/ early_q_choice(false)),
-                 /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true)),
+                 /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true), fast_decode_choice(true)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
@@ -526,7 +533,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                   fused_exp2_choice(false), 0, dynamic_limit_choice(4096), block_n_masked_choice(0),
                   masked_tile_group_choice(4)},
                  cluster_choice(4096)),
-                 /*not measured:*/ fast_decode_choice(false)),
+                 /*session 30: 0.984-0.989 causal 1k, 0.987-0.991 non-causal 512:*/ fast_decode_choice(false),
+                 fast_decode_choice(false)),
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {

@@ -70,6 +70,48 @@ TEST(Sm90TileConfig, InstantiationConfigs) {
   }
 }
 
+// Ping-pong (round-robin turns, fwd_kernel.cuh) needs every consumer warpgroup to run the same
+// number of turns per tile: never with per-warpgroup key ranges, always on the overlapped loop.
+// d 64's row takes it in its own kernels (session 30), not in the short rows' or block_n_masked's.
+TEST(Sm90TileConfig, PingPongConfigs) {
+  for (const FwdTileConfig& c : kFwdTileConfigs)
+    for (const bool transform : {false, true})
+      for (const bool persistent : {false, true})
+        for (const bool full : {false, true})
+          for (const bool m : {false, true})
+            for (const bool short_rows : {false, true}) {
+              const FwdTileConfig k = c.for_kernel(transform, persistent, full, m, short_rows);
+              if (k.pingpong) {
+                EXPECT_TRUE(k.overlap) << "d " << c.head_dim;
+                EXPECT_FALSE(k.wg_key_blocks) << "d " << c.head_dim;
+              }
+            }
+  if (!FLASHCUTE_SM90_FWD_D64_PINGPONG || kD64.consumer_wgs != 3 || FLASHCUTE_SM90_FWD_PINGPONG == 0)
+    GTEST_SKIP() << "d 64's ping-pong is not the default in this build";
+  EXPECT_TRUE(kD64.for_kernel(false, false).pingpong);
+  EXPECT_TRUE(kD64.for_kernel(false, true).pingpong);
+  EXPECT_FALSE(kD64.for_kernel(false, true, false, true).pingpong);  // block_n_masked: the plain loop
+  if (kD64.short_wgs > 0 && !FLASHCUTE_SM90_FWD_SHORT_PINGPONG) {
+    EXPECT_FALSE(kD64.for_kernel(false, true, false, false, true).pingpong);
+  }
+}
+
+// The fast tile decode: the row's choice in its own kernels, transform_fast_decode's in its
+// softcap/ALiBi kernel (d 64: off, that kernel spilled with it).
+TEST(Sm90TileConfig, FastDecodeConfigs) {
+  for (const FwdTileConfig& c : kFwdTileConfigs)
+    for (const bool persistent : {false, true}) {
+      EXPECT_EQ(c.for_kernel(false, persistent).fast_decode, c.fast_decode) << "d " << c.head_dim;
+      EXPECT_EQ(c.for_kernel(true, persistent).fast_decode, c.fast_decode && c.transform_fast_decode)
+          << "d " << c.head_dim;
+    }
+  if (FLASHCUTE_SM90_FWD_FAST_DECODE >= 0) GTEST_SKIP() << "FLASHCUTE_SM90_FWD_FAST_DECODE forces every row";
+  EXPECT_TRUE(kD64.fast_decode);
+  EXPECT_FALSE(kD64.for_kernel(true, true).fast_decode);
+  EXPECT_TRUE(fwd_tile_config(128).for_kernel(true, true).fast_decode);
+  EXPECT_FALSE(fwd_tile_config(256).for_kernel(false, true).fast_decode);
+}
+
 // Clusters of two CTAs: only the instantiation Fwd::run asks for with `clustered` has them, on the
 // non-persistent kernel, and only rows with cluster_min_seqlen_k; the template argument keeps no
 // dispatch field.
