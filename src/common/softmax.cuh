@@ -311,8 +311,9 @@ struct OnlineSoftmax {
   // The SM90 kernels' interior key blocks (FwdTraits::kSumCheck; no score masked): the exps with
   // the rows' current references and no block max. Fast path: every thread's row sums of p are at most
   // 2^(threshold - 1), so every p is and every score lies within the threshold of its reference: the
-  // references stay (returns false, as update_speculative() does where none moved). Otherwise the max of p, not of the scores: a row whose max p passes 1 (or whose
-  // first keys these are) moves its reference to m + log2(max p) / mult, its block max up to
+  // references stay (returns false, as update_speculative() does where none moved). Otherwise the
+  // max of p, not of the scores: a row whose max p passes 1 (or whose first keys these are) moves
+  // its reference to m + log2(max p) / mult, its block max up to
   // rounding, and p, O and the row sums are corrected as in update_speculative(). Exact up to rounding,
   // like update_speculative(), but the references it picks are not bit for bit update()'s (they come
   // from p's maximum, not the scores'). Where the correction could leave the float range (a max p below

@@ -43,7 +43,9 @@ struct TileWork {
   __device__ __forceinline__ bool has_rows() const { return m0 < len_q; }
   __device__ __forceinline__ bool any_key() const { return n_block_max > n_block_min; }
   // Every row of the tile sees every key of [n0, n0 + block_n): no score of that block is masked.
-  __device__ __forceinline__ bool unmasked(int n0, int block_n) const { return n0 >= last_begin && n0 + block_n <= first_end; }
+  __device__ __forceinline__ bool unmasked(int n0, int block_n) const {
+    return n0 >= last_begin && n0 + block_n <= first_end;
+  }
 };
 
 template <int kBlockM, int kBlockN>

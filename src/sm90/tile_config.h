@@ -402,9 +402,9 @@ constexpr int dynamic_limit_choice(int measured) {
 // Measured (H100, bf16, TFLOP/s; docs/perf-notes.md, "SM90 switches" and "SM90: three consumer
 // warpgroups at d 64, block_n 80 at d 256, persistent below 2k keys"):
 // - d 64: overlap (ping-pong of two warpgroups on top was 7-9% slower; round-robin turns among the
-//   three of today's row +0.4-1.3% non-causal from 2k keys, session 30). Three consumer warpgroups (block_m 192) over
-//   two: 8k 438 -> 488 non-causal, 409 -> 430 causal, 2k +9% / -1%, but 512 and 1k causal -10%;
-//   with the persistent kernel below 2k keys those rows are +6% over two warpgroups.
+//   three of today's row +0.4-1.3% non-causal from 2k keys, session 30). Three consumer warpgroups
+//   (block_m 192) over two: 8k 438 -> 488 non-causal, 409 -> 430 causal, 2k +9% / -1%, but 512 and
+//   1k causal -10%; with the persistent kernel below 2k keys those rows are +6% over two warpgroups.
 // - d 128: overlap + ping-pong (596 -> 669 / 542 -> 611 at 8k over the plain loop).
 // - d 256: block_n 80 with the overlapped loop: 8k 651 -> 796 non-causal, 571 -> 699 causal, +9-23%
 //   at 512-2k over block_n 64 with the plain loop (block_n 80 with the plain loop: +3%). The
@@ -498,7 +498,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     //     short_stages, short kernel for masked problems up to seqlen_k
     // 88 KB (+24 KB O, persistent)
     with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
-     overlap_choice(true), /*session 30, round-robin turns:*/ pingpong_choice(overlap_choice(true), FLASHCUTE_SM90_FWD_D64_PINGPONG != 0),
+     overlap_choice(true),
+     /*session 30, round-robin turns:*/ pingpong_choice(overlap_choice(true), FLASHCUTE_SM90_FWD_D64_PINGPONG != 0),
      persistent_limit_choice(1024),
      wg_release_choice(true), /*the overlapped loop spills at 160 registers:*/ FLASHCUTE_SM90_FWD_D64_WGS == 2,
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0,
@@ -521,7 +522,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*clusters: +0.3% / +0.5% at 8k / 16k, within the noise:*/ cluster_choice(0)),
                   /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(true)),
                  /*session 22: 0.993 / 0.983 / 1.006 non-causal 512 / 1k / 2k:*/ early_q_choice(false)),
-                 /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true), fast_decode_choice(true)),
+                 /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true),
+                 fast_decode_choice(true)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
