@@ -266,7 +266,9 @@ constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCU
 // (ab_steady, 500 launches, 2 rounds) 1.005 non-causal 512, 1.030 (1.022-1.037) causal 1k, 0.999-1.003
 // at causal 512, non-causal 1k and 2k, causal 2k. Session 30 (ab_steady, 2000 launches, 2 rounds):
 // d 64 +2.9% (1.023-1.034) non-causal 2k, +2.5% (1.016-1.035) causal 512, 0.985-1.015 at 512 / 1k
-// non-causal and 1k / 2k causal: on, but not in its softcap/ALiBi persistent kernel (spilled 40 bytes
+// non-causal and 1k / 2k causal; with the turns, against c218195 (1500 launches): +3.0% non-causal
+// 2k, +0.8% at 4k / 8k, 0.999-1.000 at 512 / 1k, causal 0.992 at 512 (the +2.5% did not repeat),
+// 1.007 at 1k, 0.994 at 2k. On, but not in its softcap/ALiBi persistent kernel (spilled 40 bytes
 // with it, bf16 and fp16); d 256 0.984-0.989 causal 1k, 0.987-0.991 non-causal 512, 0.993-1.042
 // elsewhere at 512-4k: off. The forced value sets both kernels.
 #ifndef FLASHCUTE_SM90_FWD_FAST_DECODE
@@ -508,7 +510,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      FLASHCUTE_SM90_FWD_D64_SHORT_WGS, 64, FLASHCUTE_SM90_FWD_D64_SHORT_STAGES,
      FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX},
                  /*session 22: +4.2% non-causal 512, +3.0% 2k:*/ early_q_choice(true)),
-                 /*session 30: +2.9% non-causal 2k, +2.5% causal 512:*/ fast_decode_choice(true),
+                 /*session 30: +2.9-3.0% non-causal 2k:*/ fast_decode_choice(true),
                  /*its softcap/ALiBi persistent kernel spilled 40 bytes:*/ fast_decode_choice(false)),
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
