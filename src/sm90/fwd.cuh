@@ -271,33 +271,42 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
   // scheduler when the caller gave a workspace, else with the static deal.
   if constexpr (kRow.persistent_max_seqlen_k > 0 || kRow.dynamic_max_seqlen_k > 0) {
     const bool dynamic = p.workspace != nullptr && p.seqlen_k <= kRow.dynamic_max_seqlen_k;
-    if constexpr (kRow.block_n_masked > 0) {
-      // A causal mask or window and no score transform, up to the longest of the three limits: the
-      // masked kernel's wider key step, always its persistent instantiation (one kernel, so the
-      // workspace changes which CTA runs a tile, never its arithmetic). Given a workspace, the
-      // dynamic scheduler; without one, the static deal up to the persistent / dynamic limits and
-      // one CTA per tile beyond them (masked_max_seqlen_k; the static deal lost 9-21% there).
-      constexpr int kPersistentMax = std::max(kRow.dynamic_max_seqlen_k, kRow.persistent_max_seqlen_k);
-      constexpr int kMaskedMax = std::max(kPersistentMax, kRow.masked_max_seqlen_k);
-      if (!p.transform_scores && !window_is_full(p.window) && p.seqlen_k <= kMaskedMax) {
-        detail::Schedule schedule = detail::Schedule::kOnePerTile;
-        if (p.workspace != nullptr) schedule = detail::Schedule::kDynamic;
-        else if (p.seqlen_k <= kPersistentMax) schedule = detail::Schedule::kStatic;
+    if constexpr (kRow.block_n_masked > 0 || kRow.short_masked_max_seqlen_k > 0) {
+      // A causal mask or window and no score transform: the masked kernels, always their persistent
+      // instantiation (one kernel, so the workspace changes which CTA runs a tile, never its
+      // arithmetic). Given a workspace, the dynamic scheduler.
+      if (!p.transform_scores && !window_is_full(p.window)) {
         if constexpr (kRow.short_wgs > 0 && kRow.short_masked_max_seqlen_k > 0) {
-          // Up to short_masked_max_seqlen_k keys and the static deal's limit (with or without a
-          // workspace, the same tiles): the short tiles, each warpgroup on its own rows' key blocks.
-          // Within persistent_max_seqlen_k the schedule above is the dynamic one or the static deal.
-          if (p.seqlen_k <= kRow.short_masked_max_seqlen_k && p.seqlen_k <= kRow.persistent_max_seqlen_k)
+          // Up to short_masked_max_seqlen_k keys: the short tiles, each warpgroup on its own rows'
+          // key blocks. Without a workspace the static deal within persistent_max_seqlen_k, else
+          // one CTA per tile.
+          if (p.seqlen_k <= kRow.short_masked_max_seqlen_k) {
+            const detail::Schedule schedule = p.workspace != nullptr ? detail::Schedule::kDynamic
+                                              : p.seqlen_k <= kRow.persistent_max_seqlen_k ? detail::Schedule::kStatic
+                                                                                            : detail::Schedule::kOnePerTile;
             return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true, true), false>(p, stream,
                                                                                              max_smem_optin, schedule);
+          }
         }
-        return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(p, stream, max_smem_optin,
-                                                                                       schedule);
+        if constexpr (kRow.block_n_masked > 0) {
+          // Up to the longest of the three limits: the masked kernel's wider key step. Without a
+          // workspace, the static deal up to the persistent / dynamic limits and one CTA per tile
+          // beyond them (masked_max_seqlen_k; the static deal lost 9-21% there).
+          constexpr int kPersistentMax = std::max(kRow.dynamic_max_seqlen_k, kRow.persistent_max_seqlen_k);
+          constexpr int kMaskedMax = std::max(kPersistentMax, kRow.masked_max_seqlen_k);
+          if (p.seqlen_k <= kMaskedMax) {
+            detail::Schedule schedule = detail::Schedule::kOnePerTile;
+            if (p.workspace != nullptr) schedule = detail::Schedule::kDynamic;
+            else if (p.seqlen_k <= kPersistentMax) schedule = detail::Schedule::kStatic;
+            return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(p, stream, max_smem_optin,
+                                                                                           schedule);
+          }
+        }
       }
     }
     if (dynamic || p.seqlen_k <= kRow.persistent_max_seqlen_k) {
       const detail::Schedule schedule = dynamic ? detail::Schedule::kDynamic : detail::Schedule::kStatic;
-      if constexpr (kRow.short_wgs > 0) {
+      if constexpr (kRow.short_unmasked()) {
         // No mask and no score transform, query rows that pad less on the short tiles (tile_config.h).
         // Within the static deal's limit too, so that a workspace never changes the tile shape (and
         // the output's bits).

@@ -76,9 +76,10 @@ struct FwdTileConfig {
   int short_wgs = 0;
   int short_block_n = 0;
   int short_stages = 0;
-  // Plain problems with a causal mask or window up to this many keys (and persistent_max_seqlen_k)
-  // run the short_wgs instantiation too, before the masked kernel; there each consumer
-  // warpgroup skips the key blocks that every one of its own 64 rows masks (wg_key_blocks). 0: none.
+  // Plain problems with a causal mask or window up to this many keys run the short_wgs
+  // instantiation too, before the masked kernel; there each consumer warpgroup skips the key blocks
+  // that every one of its own 64 rows masks (wg_key_blocks). 0: none. A row whose short_wgs is its
+  // own consumer_wgs (with_short_masked) has these masked short tiles only: short_pays never holds.
   int short_masked_max_seqlen_k = 0;
   // Dispatch: plain problems with no causal mask or window, not varlen, with seqlen_k >= this and an
   // even number of query blocks run the non-persistent kernel on clusters of two CTAs (adjacent query
@@ -152,6 +153,9 @@ struct FwdTileConfig {
     return padded_short * 20 <= padded * 19;
   }
 
+  // The short_wgs instantiation serves unmasked problems too (its tiles differ from block_m's).
+  constexpr bool short_unmasked() const { return short_wgs > 0 && short_wgs != consumer_wgs; }
+
   constexpr int threads() const { return (consumer_wgs + 1) * 128; }
   // Q tile + `stages` K tiles + `stages` V tiles, 16-bit; O is staged in Q's space at the end.
   constexpr int64_t tile_smem_bytes() const {
@@ -172,6 +176,18 @@ constexpr FwdTileConfig with_spec_exp(FwdTileConfig c, bool spec_exp) {
 // The row with early_q_release set.
 constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release) {
   c.early_q_release = early_q_release;
+  return c;
+}
+// The row with the masked short tiles only: the row's own consumer warpgroups, block_n keys per
+// step and `stages` stages, each warpgroup on its own rows' key blocks, for plain problems with a
+// causal mask or window up to max_seqlen_k keys (0: off).
+constexpr FwdTileConfig with_short_masked(FwdTileConfig c, int block_n, int stages, int max_seqlen_k) {
+  if (max_seqlen_k > 0) {
+    c.short_wgs = c.consumer_wgs;
+    c.short_block_n = block_n;
+    c.short_stages = stages;
+    c.short_masked_max_seqlen_k = max_seqlen_k;
+  }
   return c;
 }
 // The row with fast_decode set.
@@ -217,6 +233,23 @@ constexpr int persistent_limit_choice(int measured) {
 // CuTe user by cmake/deps.cmake).
 #ifndef FLASHCUTE_SM90_FWD_D256_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D256_BLOCK_N 80
+#endif
+// d 256 and d 128: the masked short tiles (with_short_masked): up to this many keys (0: off), key
+// rows per step, K/V stages (A/B switches).
+#ifndef FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX
+#define FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX 0
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N
+#define FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N 64
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D128_SHORT_MASKED_MAX
+#define FLASHCUTE_SM90_FWD_D128_SHORT_MASKED_MAX 0
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D128_SHORT_BLOCK_N
+#define FLASHCUTE_SM90_FWD_D128_SHORT_BLOCK_N 64
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D128_SHORT_STAGES
+#define FLASHCUTE_SM90_FWD_D128_SHORT_STAGES 2
 #endif
 // d 64: consumer warpgroups (2: block_m 128; 3: block_m 192, 160 registers each).
 #ifndef FLASHCUTE_SM90_FWD_D64_WGS
@@ -516,7 +549,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
+    with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
                   overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
                   wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
                   fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
@@ -526,19 +559,22 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*session 22: 0.993 / 0.983 / 1.006 non-causal 512 / 1k / 2k:*/ early_q_choice(false)),
                  /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true),
                  fast_decode_choice(true)),
+                 FLASHCUTE_SM90_FWD_D128_SHORT_BLOCK_N, FLASHCUTE_SM90_FWD_D128_SHORT_STAGES,
+                 FLASHCUTE_SM90_FWD_D128_SHORT_MASKED_MAX),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
      rescale_threshold_choice(8), fused_exp2_choice(false), 0, dynamic_limit_choice(0),
      block_n_masked_choice(0), masked_tile_group_choice(0)},
     // 224 KB; acc_o 128 + S 40 registers
-    with_fast_decode(with_cluster({256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
+    with_short_masked(with_fast_decode(with_cluster({256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
                   wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8),
                   fused_exp2_choice(false), 0, dynamic_limit_choice(4096), block_n_masked_choice(0),
                   masked_tile_group_choice(4)},
                  cluster_choice(4096)),
                  /*session 30: 0.984-0.989 causal 1k, 0.987-0.991 non-causal 512:*/ fast_decode_choice(false),
                  fast_decode_choice(false)),
+                 FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX),
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
