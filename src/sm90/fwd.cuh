@@ -271,16 +271,18 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
   // scheduler when the caller gave a workspace, else with the static deal.
   if constexpr (kRow.persistent_max_seqlen_k > 0 || kRow.dynamic_max_seqlen_k > 0) {
     const bool dynamic = p.workspace != nullptr && p.seqlen_k <= kRow.dynamic_max_seqlen_k;
-    if constexpr (kRow.block_n_masked > 0 || kRow.short_masked_max_seqlen_k > 0) {
-      // A causal mask or window and no score transform: the masked kernels, always their persistent
-      // instantiation (one kernel, so the workspace changes which CTA runs a tile, never its
-      // arithmetic). Given a workspace, the dynamic scheduler.
-      if (!p.transform_scores && !window_is_full(p.window)) {
-        if constexpr (kRow.short_wgs > 0 && kRow.short_masked_max_seqlen_k > 0) {
-          // Up to short_masked_max_seqlen_k keys: the short tiles, each warpgroup on its own rows'
-          // key blocks. Without a workspace the static deal within persistent_max_seqlen_k, else
-          // one CTA per tile.
-          if (p.seqlen_k <= kRow.short_masked_max_seqlen_k) {
+    if constexpr (kRow.block_n_masked > 0 || kRow.short_masked_max_seqlen_k > 0 || kRow.short_full_max_seqlen_k > 0) {
+      // No score transform, and a causal mask or window (or, up to short_full_max_seqlen_k keys,
+      // none): the masked kernels, always their persistent instantiation (one kernel, so the
+      // workspace changes which CTA runs a tile, never its arithmetic). Given a workspace, the
+      // dynamic scheduler.
+      const bool masked = !window_is_full(p.window);
+      if (!p.transform_scores) {
+        if constexpr (kRow.short_wgs > 0 && (kRow.short_masked_max_seqlen_k > 0 || kRow.short_full_max_seqlen_k > 0)) {
+          // Up to short_masked_max_seqlen_k keys (short_full_max_seqlen_k unmasked): the short tiles,
+          // each warpgroup on its own rows' key blocks. Without a workspace the static deal within
+          // persistent_max_seqlen_k, else one CTA per tile.
+          if (p.seqlen_k <= (masked ? kRow.short_masked_max_seqlen_k : kRow.short_full_max_seqlen_k)) {
             const detail::Schedule schedule = p.workspace != nullptr ? detail::Schedule::kDynamic
                                               : p.seqlen_k <= kRow.persistent_max_seqlen_k ? detail::Schedule::kStatic
                                                                                             : detail::Schedule::kOnePerTile;
@@ -294,7 +296,7 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
           // beyond them (masked_max_seqlen_k; the static deal lost 9-21% there).
           constexpr int kPersistentMax = std::max(kRow.dynamic_max_seqlen_k, kRow.persistent_max_seqlen_k);
           constexpr int kMaskedMax = std::max(kPersistentMax, kRow.masked_max_seqlen_k);
-          if (p.seqlen_k <= kMaskedMax) {
+          if (masked && p.seqlen_k <= kMaskedMax) {
             detail::Schedule schedule = detail::Schedule::kOnePerTile;
             if (p.workspace != nullptr) schedule = detail::Schedule::kDynamic;
             else if (p.seqlen_k <= kPersistentMax) schedule = detail::Schedule::kStatic;

@@ -81,6 +81,11 @@ struct FwdTileConfig {
   // that every one of its own 64 rows masks (wg_key_blocks). 0: none. A row whose short_wgs is its
   // own consumer_wgs (with_short_masked) has these masked short tiles only: short_pays never holds.
   int short_masked_max_seqlen_k = 0;
+  // Plain problems with no causal mask or window up to this many keys run that masked-short
+  // instantiation too, with and without a workspace (its per-warpgroup ranges are the whole range
+  // there); for rows whose block_n pads short key ranges (d 256's 80: 512 keys in 7 blocks of 80).
+  // 0: none.
+  int short_full_max_seqlen_k = 0;
   // Dispatch: plain problems with no causal mask or window, not varlen, with seqlen_k >= this and an
   // even number of query blocks run the non-persistent kernel on clusters of two CTAs (adjacent query
   // blocks of one head, so the same key blocks), each CTA's producer loading half of every K and V
@@ -138,7 +143,7 @@ struct FwdTileConfig {
     }
     c.block_n_full = 0;
     c.block_n_masked = 0;
-    c.short_wgs = c.short_block_n = c.short_stages = c.short_masked_max_seqlen_k = 0;
+    c.short_wgs = c.short_block_n = c.short_stages = c.short_masked_max_seqlen_k = c.short_full_max_seqlen_k = 0;
     return c;
   }
 
@@ -181,12 +186,15 @@ constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release) {
 // The row with the masked short tiles only: the row's own consumer warpgroups, block_n keys per
 // step and `stages` stages, each warpgroup on its own rows' key blocks, for plain problems with a
 // causal mask or window up to max_seqlen_k keys (0: off).
-constexpr FwdTileConfig with_short_masked(FwdTileConfig c, int block_n, int stages, int max_seqlen_k) {
-  if (max_seqlen_k > 0) {
+// full_max_seqlen_k: unmasked plain problems up to that many keys run them too (0: none).
+constexpr FwdTileConfig with_short_masked(FwdTileConfig c, int block_n, int stages, int max_seqlen_k,
+                                          int full_max_seqlen_k = 0) {
+  if (max_seqlen_k > 0 || full_max_seqlen_k > 0) {
     c.short_wgs = c.consumer_wgs;
     c.short_block_n = block_n;
     c.short_stages = stages;
     c.short_masked_max_seqlen_k = max_seqlen_k;
+    c.short_full_max_seqlen_k = full_max_seqlen_k;
   }
   return c;
 }
@@ -238,6 +246,9 @@ constexpr int persistent_limit_choice(int measured) {
 // rows per step, K/V stages (A/B switches).
 #ifndef FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX
 #define FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX 0
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX
+#define FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX 0
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N 64
@@ -574,7 +585,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  cluster_choice(4096)),
                  /*session 30: 0.984-0.989 causal 1k, 0.987-0.991 non-causal 512:*/ fast_decode_choice(false),
                  fast_decode_choice(false)),
-                 FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX),
+                 FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX,
+                 FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX),
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {

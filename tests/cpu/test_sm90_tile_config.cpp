@@ -137,13 +137,14 @@ TEST(Sm90TileConfig, ClusterConfigs) {
 
 // Rows with the masked short tiles only (with_short_masked: short_wgs is the row's own consumer_wgs):
 // the instantiation Fwd::run takes for plain causal / windowed problems up to
-// short_masked_max_seqlen_k keys keeps the row's tiles along M and narrows the key step; no short
-// tiles for unmasked problems (short_unmasked(), which guards their instantiation, is false).
+// short_masked_max_seqlen_k keys (unmasked ones up to short_full_max_seqlen_k) keeps the row's
+// tiles along M and narrows the key step; short_unmasked(), which guards the unmasked short
+// instantiation, is false.
 TEST(Sm90TileConfig, MaskedShortTiles) {
   EXPECT_TRUE(kD64.short_wgs == 0 || kD64.short_unmasked());
   int rows = 0;
   for (const FwdTileConfig& c : kFwdTileConfigs) {
-    if (c.short_masked_max_seqlen_k == 0 || c.short_unmasked()) continue;
+    if ((c.short_masked_max_seqlen_k == 0 && c.short_full_max_seqlen_k == 0) || c.short_unmasked()) continue;
     ++rows;
     EXPECT_EQ(c.short_wgs, c.consumer_wgs) << "d " << c.head_dim;
     EXPECT_FALSE(c.short_pays(512)) << "d " << c.head_dim;
@@ -156,7 +157,7 @@ TEST(Sm90TileConfig, MaskedShortTiles) {
     EXPECT_EQ(k.stages, c.short_stages) << "d " << c.head_dim;
     EXPECT_TRUE(k.overlap && k.persistent && k.wg_key_blocks) << "d " << c.head_dim;
     EXPECT_FALSE(k.pingpong) << "d " << c.head_dim;
-    EXPECT_EQ(k.short_masked_max_seqlen_k, 0) << "d " << c.head_dim;
+    EXPECT_EQ(k.short_masked_max_seqlen_k + k.short_full_max_seqlen_k, 0) << "d " << c.head_dim;
     EXPECT_LE(k.tile_smem_bytes(), 227 * 1024) << "d " << c.head_dim;
   }
   if (rows == 0) GTEST_SKIP() << "no row has the masked short tiles only (their switches are 0)";
