@@ -242,13 +242,18 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D256_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D256_BLOCK_N 80
 #endif
-// d 256 and d 128: the masked short tiles (with_short_masked): up to this many keys (0: off), key
-// rows per step, K/V stages (A/B switches).
+// d 256 and d 128: the masked short tiles (with_short_masked): causal / windowed problems up to
+// _SHORT_MASKED_MAX keys, unmasked ones up to _SHORT_FULL_MAX (0: off), key rows per step, K/V
+// stages. Session 31 (ab_steady, bf16, 1000 launches, 2 rounds, against the rows' kernels): d 256
+// (block_n 64 against 80) causal +10.9% (1.091-1.127) at 512, +5.6% at 1k, +2.9% at 2k, +0.5%
+// (1.003-1.007) at 4k; non-causal +1.0% (1.008-1.011) at 512, -2.1% at 1k. d 128 (block_n 64
+// against 128 with ping-pong): causal 0.947 / 0.926 / 0.910 at 512 / 1k / 2k (4 stages: 0.961 /
+// 0.902 / 0.897): off.
 #ifndef FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX
-#define FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX 0
+#define FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX 4096
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX
-#define FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX 0
+#define FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX 512
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N 64
@@ -577,7 +582,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
      rescale_threshold_choice(8), fused_exp2_choice(false), 0, dynamic_limit_choice(0),
      block_n_masked_choice(0), masked_tile_group_choice(0)},
-    // 224 KB; acc_o 128 + S 40 registers
+    // 224 KB; acc_o 128 + S 40 registers (the masked short tiles: 192 KB, S 32)
     with_short_masked(with_fast_decode(with_cluster({256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
                   wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8),
                   fused_exp2_choice(false), 0, dynamic_limit_choice(4096), block_n_masked_choice(0),

@@ -161,6 +161,16 @@ TEST(Sm90TileConfig, MaskedShortTiles) {
     EXPECT_LE(k.tile_smem_bytes(), 227 * 1024) << "d " << c.head_dim;
   }
   if (rows == 0) GTEST_SKIP() << "no row has the masked short tiles only (their switches are 0)";
+  // Session 31's measured defaults: d 256 causal up to 4k keys, non-causal up to 512; d 128 off.
+  if (FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX == 4096 && FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX == 512) {
+    constexpr FwdTileConfig d256 = fwd_tile_config(256);
+    EXPECT_EQ(d256.short_masked_max_seqlen_k, 4096);
+    EXPECT_EQ(d256.short_full_max_seqlen_k, 512);
+    EXPECT_EQ(d256.for_kernel(false, true, false, true, true).block_n, 64);
+  }
+  if (FLASHCUTE_SM90_FWD_D128_SHORT_MASKED_MAX == 0) {
+    EXPECT_EQ(fwd_tile_config(128).short_wgs, 0);
+  }
 }
 
 // wg_key_blocks: a warpgroup runs the key blocks below ceil(end(last row) / block_n), end() from

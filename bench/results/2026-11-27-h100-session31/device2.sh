@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Session 31, call 2: scripts/gpu-check's build (sm_90a, every bucket, both dtypes) and pytest on this
+# tree (d 256's masked short tiles on by default: causal up to 4k keys, non-causal up to 512).
+OUT=$OUT FLASHCUTE_STEPS="build pytest" FLASHCUTE_TEST_RUNNER=gtest FLASHCUTE_CMAKE_ARGS="-DFLASHCUTE_ARCHS=90a" \
+  timeout 560 scripts/gpu-check > $OUT/gpu-check-console-build.txt 2>&1
+echo "gpu-check rc=$?"; tail -8 $OUT/gpu-check-console-build.txt
+echo "ptxas reports: $(grep -c 'spill stores' $OUT/build.log), with spills: $(grep 'spill stores' $OUT/build.log | grep -vc ' 0 bytes spill stores'), C75xx: $(grep -c 'C75[0-9][0-9]' $OUT/build.log)"
+grep -E "passed|failed" $OUT/pytest.log 2>/dev/null | tail -3
+gzip -f $OUT/build.log
