@@ -5,5 +5,5 @@ OUT=$OUT FLASHCUTE_STEPS="build pytest" FLASHCUTE_TEST_RUNNER=gtest FLASHCUTE_CM
   timeout 560 scripts/gpu-check > $OUT/gpu-check-console-build.txt 2>&1
 echo "gpu-check rc=$?"; tail -8 $OUT/gpu-check-console-build.txt
 echo "ptxas reports: $(grep -c 'spill stores' $OUT/build.log), with spills: $(grep 'spill stores' $OUT/build.log | grep -vc ' 0 bytes spill stores'), C75xx: $(grep -c 'C75[0-9][0-9]' $OUT/build.log)"
-grep -E "passed|failed" $OUT/pytest.log 2>/dev/null | tail -3
+grep -E "passed|failed" $OUT/tests.log | tail -3
 gzip -f $OUT/build.log
