@@ -17,6 +17,11 @@ FMNMX, local-memory spill traffic STL/LDL, BAR).
     python3 bench/sass_diff.py build/base/apps/flashcute build/variant/apps/flashcute [--match fwd_kernel]
     python3 bench/sass_diff.py A B --expect changed   # exit 1 if no matched function differs
     python3 bench/sass_diff.py A B --expect same      # exit 1 if any matched function differs
+    python3 bench/sass_diff.py A B --renamed --expect same
+
+--renamed pairs a function found in A only with one found in B only, of the same arch, whose
+instructions are the same ("renamed": a kernel whose template arguments gained a field, such as a
+new FwdTileConfig member, keeps its code under a new mangled name); the pair counts as identical.
 
 cuobjdump comes from $CUOBJDUMP, then PATH, then $CUDA_HOME/bin, then .deps/cudatools; it needs
 nvdisasm beside it, on PATH, named by $NVDISASM or in .deps/cudatools. scripts/setup installs both
@@ -106,19 +111,38 @@ def count(insns, op):
     return sum(1 for i in insns if opcode(i) == op or opcode(i).startswith(op + "."))
 
 
-def compare(a, b, match=None):
-    """Rows (status, arch, name, len_a, len_b, {opcode: (count_a, count_b)}) over both sides."""
+def pair_renamed(a, b):
+    """{key in A only: key in B only} for functions of one arch with the same instructions (each B
+    function paired once, in name order)."""
+    free = sorted(set(b) - set(a))
+    pairs = {}
+    for key in sorted(set(a) - set(b)):
+        for other in free:
+            if other[0] == key[0] and b[other] == a[key]:
+                pairs[key] = other
+                free.remove(other)
+                break
+    return pairs
+
+
+def compare(a, b, match=None, renamed=False):
+    """Rows (status, arch, name, len_a, len_b, {opcode: (count_a, count_b)}) over both sides; with
+    `renamed`, functions paired by pair_renamed are one row ("renamed", A's name)."""
+    pairs = pair_renamed(a, b) if renamed else {}
+    paired_b = set(pairs.values())
     rows = []
-    for key in sorted(set(a) | set(b), key=lambda k: (k[0], k[1])):
-        if match and not re.search(match, key[1]):
+    for key in sorted((set(a) | set(b)) - paired_b, key=lambda k: (k[0], k[1])):
+        if match and not (re.search(match, key[1]) or (key in pairs and re.search(match, pairs[key][1]))):
             continue
-        fa, fb = a.get(key), b.get(key)
-        if fa is None or fb is None:
+        fa, fb = a.get(key), b.get(pairs.get(key, key))
+        if key in pairs:
+            status = "renamed"
+        elif fa is None or fb is None:
             status = "only in A" if fb is None else "only in B"
         else:
             status = "identical" if fa == fb else "differs"
         ops = {}
-        if status != "identical":
+        if status not in ("identical", "renamed"):
             ops = {op: (count(fa or [], op), count(fb or [], op)) for op in OPCODES}
         rows.append((status, key[0], key[1], len(fa or []), len(fb or []), ops))
     return rows
@@ -127,7 +151,8 @@ def compare(a, b, match=None):
 def report(rows, label_a="A", label_b="B"):
     tally = collections.Counter(r[0] for r in rows)
     lines = [f"{len(rows)} functions: " + ", ".join(f"{tally[s]} {s}" for s in
-                                                    ("identical", "differs", "only in A", "only in B") if tally[s]),
+                                                    ("identical", "renamed", "differs", "only in A", "only in B")
+                                                    if tally[s]),
              "",
              f"| # | status | arch | instructions {label_a} / {label_b} | changed opcodes ({label_a} -> {label_b}) |",
              "|---|---|---|---|---|"]
@@ -143,13 +168,15 @@ def main(argv=None):
     ap.add_argument("a", help="base: binary, object, cubin or a cuobjdump --dump-sass text")
     ap.add_argument("b", help="variant: the same kinds")
     ap.add_argument("--match", help="only functions whose mangled name matches this regex")
+    ap.add_argument("--renamed", action="store_true",
+                    help="pair functions found on one side only by identical instructions (renamed kernels)")
     ap.add_argument("--expect", choices=("changed", "same"),
                     help="exit 1 unless some matched function differs (changed) or none does (same)")
     args = ap.parse_args(argv)
     cuobjdump = find_cuobjdump()
-    rows = compare(load(args.a, cuobjdump), load(args.b, cuobjdump), args.match)
+    rows = compare(load(args.a, cuobjdump), load(args.b, cuobjdump), args.match, args.renamed)
     print(report(rows))
-    changed = any(r[0] != "identical" for r in rows)
+    changed = any(r[0] not in ("identical", "renamed") for r in rows)
     if not rows:
         print("sass_diff: no function matched", file=sys.stderr)
         return 1

@@ -528,7 +528,8 @@ std::vector<FwdCase> full_compiled_tiles() {
     if (c.block_n_masked > 0) rows.push_back({c.head_dim, 0, c.block_n_masked, false, Mask::kCausal});
     // short_wgs: unmasked plain problems whose query rows pad less to 64 * short_wgs rows (the query
     // sizes below it and one short of twice it; the key sizes at 6 rows short of one such tile), and
-    // causal ones up to short_masked_max_seqlen_k keys (every size here).
+    // causal ones up to short_masked_max_seqlen_k keys (every size here). d 256's masked short tiles
+    // (short_wgs its own consumer_wgs) run causal ones and unmasked ones up to short_full_max_seqlen_k.
     if (c.short_wgs > 0)
       rows.push_back({c.head_dim, 64 * c.short_wgs, c.short_block_n, false,
                       c.short_masked_max_seqlen_k > 0 ? std::nullopt : std::optional<Mask>(Mask::kNone), 0,

@@ -696,3 +696,21 @@ def test_sass_diff_matches_functions_and_counts_opcodes(tmp_path, capsys):
     assert sass_diff.main([str(pa), str(pb), "--match", "^kern_a$", "--expect", "same"]) == 0
     assert sass_diff.main([str(pa), str(pb), "--match", "kern", "--expect", "same"]) == 1
     assert sass_diff.main([str(pa), str(pb), "--match", "nothing"]) == 1
+
+
+def test_sass_diff_pairs_renamed_functions(tmp_path, capsys):
+    """--renamed: a function in A only and one in B only with the same instructions are one row."""
+    sass_diff = pytest.importorskip("sass_diff")
+    body = ["HGMMA.64x64x16.F32.BF16 R24, gdesc[UR4], RZ, !UPT", "EXIT"]
+    a = {("sm_90a", "kern_Li0E"): body, ("sm_90a", "other_old"): ["NOP", "EXIT"]}
+    b = {("sm_90a", "kern_Li0ELi0E"): body, ("sm_90a", "other_new"): ["EXIT"]}
+    pa, pb = tmp_path / "a.sass", tmp_path / "b.sass"
+    pa.write_text(_sass_dump(a))
+    pb.write_text(_sass_dump(b))
+    assert sass_diff.main([str(pa), str(pb), "--expect", "same"]) == 1  # by name: four one-sided
+    assert "4 functions: 2 only in A, 2 only in B" in capsys.readouterr().out
+    assert sass_diff.main([str(pa), str(pb), "--renamed", "--match", "^kern", "--expect", "same"]) == 0
+    text = capsys.readouterr().out
+    assert "1 functions: 1 renamed" in text and "| 0 | renamed | sm_90a | 2 / 2 |  |" in text
+    assert sass_diff.main([str(pa), str(pb), "--renamed", "--expect", "same"]) == 1  # other_*: not paired
+    assert "3 functions: 1 renamed, 1 only in A, 1 only in B" in capsys.readouterr().out
