@@ -410,10 +410,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       return scores;
     };
 
-    // kEarlyQ (kSeparateO with the row's early_q_release, or kDirectO): Q's space is free once this
-    // thread's last S = Q K^T (block n_block_min) completed, so the producer may load the next tile's
-    // Q during this tile's last softmax, P V and epilogue. Otherwise it is freed after the last P V
-    // (kSeparateO) or after the epilogue that staged O there.
+    // kEarlyQ (kSeparateO, the row's early_q_release): Q's space is free once this thread's last
+    // S = Q K^T (block n_block_min) completed, so the producer may load the next tile's Q during this
+    // tile's last softmax, P V and epilogue. Otherwise it is freed after the last P V.
     auto free_q_after = [&](int n_block) {
       if constexpr (Tr::kEarlyQ) {
         if (n_block == w.n_block_min) Barrier::arrive(&ss.barrier_q_empty);
@@ -649,39 +648,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       return;
     }
 
-    Tensor rO = sm80::convert_to<Element>(acc_o);
-    if constexpr (Tr::kDirectO) {
-      // O from registers straight to gmem, two adjacent columns (4 bytes) per store: in the
-      // accumulator's (rows, cols) view columns 2k and 2k + 1 are adjacent columns of one row (the
-      // wgmma C fragment's pairs). Head dims are multiples of 8 and rows 16-byte aligned
-      // (validation), so an even column below head_dim_v has its neighbour and a 4-byte aligned
-      // address. Q's space was freed after the last S = Q K^T (kEarlyQ); no smem is touched.
-      Tensor tOcO = thr_pv.partition_C(make_identity_tensor(Shape<BlockM, HeadDim>{}));  // -> (row, col)
-      Tensor tOcO_rc = make_tensor(tOcO.data(), gmma_rowcol_layout(tOcO.layout()));   // (rows, cols)
-      Tensor rO_rc = make_tensor(rO.data(), gmma_rowcol_layout(rO.layout()));          // (rows, cols)
-      CUTE_UNROLL
-      for (int r = 0; r < size<0>(rO_rc); ++r) {
-        const int row = w.m0 + get<0>(tOcO_rc(r, 0));
-        if (row < w.len_q) {
-          Element* o_row = o_ptr + static_cast<int64_t>(row) * p.o_row_stride;
-          CUTE_UNROLL
-          for (int c = 0; c < size<1>(rO_rc); c += 2) {
-            const int col = get<1>(tOcO_rc(r, c));
-            if (col < p.head_dim_v) {
-              const uint32_t lo = reinterpret_cast<const uint16_t&>(rO_rc(r, c));
-              const uint32_t hi = reinterpret_cast<const uint16_t&>(rO_rc(r, c + 1));
-              *reinterpret_cast<uint32_t*>(o_row + col) = lo | (hi << 16);
-            }
-          }
-        }
-      }
-      FLASHCUTE_TIMELINE(stamp(5); ++tl_k;)
-      return;
-    }
-
     // Each consumer warpgroup writes and reads back only its own 64 rows of sO (Q's space, or O's own
     // with kSeparateO): its own wgmmas were the last readers of those rows of sQ (all waited on
     // above), so no CTA-wide barrier.
+    Tensor rO = sm80::convert_to<Element>(acc_o);
     Element* o_smem;
     if constexpr (Tr::kSeparateO) {
       o_smem = ss.o.data();

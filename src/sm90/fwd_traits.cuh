@@ -104,13 +104,10 @@ struct FwdTraits {
   // epilogue (after the last P V, or with kEarlyQ after the last S = Q K^T) and the next tile's Q
   // loads under it. Otherwise (d 192, 256) O is staged in Q's space, freed after the epilogue.
   static constexpr bool kSeparateO = kPersistent && C.tile_smem_bytes() + int64_t(kBlockM) * kHeadDim * 2 <= 227 * 1024;
-  // The row's direct_o: a persistent kernel without O's own smem writes O from registers to gmem
-  // (no staging in Q's space) and so can free Q's space early (kEarlyQ), whatever its loop.
-  static constexpr bool kDirectO = kPersistent && !kSeparateO && C.direct_o;
   // Q's space freed after a tile's last S = Q K^T rather than its last P V (fwd_kernel.cuh): the
   // overlapped loop with O in its own smem, not with per-warpgroup key ranges (the plain loop and
-  // those ranges spilled 48 and 8 bytes at d 64 with the extra compare); and kDirectO.
-  static constexpr bool kEarlyQ = (C.early_q_release && kSeparateO && kOverlap && !kWgKeyBlocks) || kDirectO;
+  // those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
+  static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && !kWgKeyBlocks;
   // The persistent instantiation's tile index by the launcher's fast divisions (the row's fast_decode).
   static constexpr bool kFastDecode = kPersistent && C.fast_decode;
   // The overlapped loop's exps before the block max (the row's spec_exp; fwd_kernel.cuh,

@@ -104,10 +104,6 @@ struct FwdTileConfig {
   // (TileOrder::decode_fast, tile_order.h) instead of three integer divisions.
   bool fast_decode = false;
   bool transform_fast_decode = false;  // the same in the softcap/ALiBi kernel
-  // The persistent kernels that stage O in Q's space (no room for O's own: d 192, d 256) write O from
-  // registers straight to global memory instead and free Q's space after the tile's last
-  // S = Q K^T, so the next tile's Q loads under this tile's last softmax, P V and epilogue.
-  bool direct_o = false;
   // Set by for_kernel, not in the rows: the CTAs per cluster of this instantiation (1: no cluster).
   int cluster = 1;
   // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
@@ -202,11 +198,6 @@ constexpr FwdTileConfig with_short_masked(FwdTileConfig c, int block_n, int stag
   }
   return c;
 }
-// The row with direct_o set.
-constexpr FwdTileConfig with_direct_o(FwdTileConfig c, bool direct_o) {
-  c.direct_o = direct_o;
-  return c;
-}
 // The row with fast_decode set.
 constexpr FwdTileConfig with_fast_decode(FwdTileConfig c, bool fast_decode, bool in_transform_kernel) {
   c.fast_decode = fast_decode;
@@ -263,10 +254,6 @@ constexpr int persistent_limit_choice(int measured) {
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX
 #define FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX 512
-#endif
-// d 256: direct_o (A/B switch).
-#ifndef FLASHCUTE_SM90_FWD_D256_DIRECT_O
-#define FLASHCUTE_SM90_FWD_D256_DIRECT_O 0
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N 64
@@ -596,7 +583,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      rescale_threshold_choice(8), fused_exp2_choice(false), 0, dynamic_limit_choice(0),
      block_n_masked_choice(0), masked_tile_group_choice(0)},
     // 224 KB; acc_o 128 + S 40 registers (the masked short tiles: 192 KB, S 32)
-    with_direct_o(with_short_masked(with_fast_decode(with_cluster({256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
+    with_short_masked(with_fast_decode(with_cluster({256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
                   wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8),
                   fused_exp2_choice(false), 0, dynamic_limit_choice(4096), block_n_masked_choice(0),
                   masked_tile_group_choice(4)},
@@ -605,7 +592,6 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  fast_decode_choice(false)),
                  FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX,
                  FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX),
-                 FLASHCUTE_SM90_FWD_D256_DIRECT_O != 0),
 };
 
 constexpr FwdTileConfig fwd_tile_config(int head_dim) {
