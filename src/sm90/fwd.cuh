@@ -274,35 +274,31 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
     if constexpr (kRow.block_n_masked > 0 || kRow.short_masked_max_seqlen_k > 0 || kRow.short_full_max_seqlen_k > 0) {
       // No score transform, and a causal mask or window (or, up to short_full_max_seqlen_k keys,
       // none): the masked kernels, always their persistent instantiation (one kernel, so the
-      // workspace changes which CTA runs a tile, never its arithmetic). Given a workspace, the
-      // dynamic scheduler.
+      // workspace changes which CTA runs a tile, never its arithmetic).
       const bool masked = !window_is_full(p.window);
+      // Given a workspace the dynamic scheduler; without one the static deal up to static_max keys
+      // and one CTA per tile beyond (the static deal lost 9-21% there: masked_max_seqlen_k).
+      auto schedule_up_to = [&](int static_max) {
+        return p.workspace != nullptr      ? detail::Schedule::kDynamic
+               : p.seqlen_k <= static_max ? detail::Schedule::kStatic
+                                          : detail::Schedule::kOnePerTile;
+      };
       if (!p.transform_scores) {
         if constexpr (kRow.short_wgs > 0 && (kRow.short_masked_max_seqlen_k > 0 || kRow.short_full_max_seqlen_k > 0)) {
           // Up to short_masked_max_seqlen_k keys (short_full_max_seqlen_k unmasked): the short tiles,
-          // each warpgroup on its own rows' key blocks. Without a workspace the static deal within
-          // persistent_max_seqlen_k, else one CTA per tile.
-          if (p.seqlen_k <= (masked ? kRow.short_masked_max_seqlen_k : kRow.short_full_max_seqlen_k)) {
-            const detail::Schedule schedule = p.workspace != nullptr ? detail::Schedule::kDynamic
-                                              : p.seqlen_k <= kRow.persistent_max_seqlen_k ? detail::Schedule::kStatic
-                                                                                            : detail::Schedule::kOnePerTile;
-            return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true, true), false>(p, stream,
-                                                                                             max_smem_optin, schedule);
-          }
+          // each warpgroup on its own rows' key blocks; the static deal within persistent_max_seqlen_k.
+          if (p.seqlen_k <= (masked ? kRow.short_masked_max_seqlen_k : kRow.short_full_max_seqlen_k))
+            return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true, true), false>(
+                p, stream, max_smem_optin, schedule_up_to(kRow.persistent_max_seqlen_k));
         }
         if constexpr (kRow.block_n_masked > 0) {
-          // Up to the longest of the three limits: the masked kernel's wider key step. Without a
-          // workspace, the static deal up to the persistent / dynamic limits and one CTA per tile
-          // beyond them (masked_max_seqlen_k; the static deal lost 9-21% there).
+          // Up to the longest of the three limits: the masked kernel's wider key step; the static deal
+          // up to the persistent / dynamic limits.
           constexpr int kPersistentMax = std::max(kRow.dynamic_max_seqlen_k, kRow.persistent_max_seqlen_k);
           constexpr int kMaskedMax = std::max(kPersistentMax, kRow.masked_max_seqlen_k);
-          if (masked && p.seqlen_k <= kMaskedMax) {
-            detail::Schedule schedule = detail::Schedule::kOnePerTile;
-            if (p.workspace != nullptr) schedule = detail::Schedule::kDynamic;
-            else if (p.seqlen_k <= kPersistentMax) schedule = detail::Schedule::kStatic;
-            return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(p, stream, max_smem_optin,
-                                                                                           schedule);
-          }
+          if (masked && p.seqlen_k <= kMaskedMax)
+            return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(
+                p, stream, max_smem_optin, schedule_up_to(kPersistentMax));
         }
       }
     }

@@ -35,20 +35,27 @@ TEST(Sm90TileConfig, ShortRowsPickedByPadding) {
     }
 }
 
+// What every short_wgs instantiation `k` of `row` has: the short tiles' warpgroups, key step and
+// stages on the overlapped loop, persistent, and no dispatch fields left in the template argument.
+void expect_short_instantiation(const FwdTileConfig& row, const FwdTileConfig& k) {
+  EXPECT_EQ(k.consumer_wgs, row.short_wgs) << "d " << row.head_dim;
+  EXPECT_EQ(k.block_m, 64 * row.short_wgs) << "d " << row.head_dim;
+  EXPECT_EQ(k.block_n, row.short_block_n) << "d " << row.head_dim;
+  EXPECT_EQ(k.stages, row.short_stages) << "d " << row.head_dim;
+  EXPECT_TRUE(k.overlap) << "d " << row.head_dim;
+  EXPECT_TRUE(k.persistent) << "d " << row.head_dim;
+  EXPECT_EQ(k.short_wgs, 0) << "d " << row.head_dim;  // normalized: no dispatch fields
+  EXPECT_EQ(k.short_masked_max_seqlen_k + k.short_full_max_seqlen_k, 0) << "d " << row.head_dim;
+  EXPECT_EQ(k.threads(), (row.short_wgs + 1) * 128) << "d " << row.head_dim;
+}
+
 TEST(Sm90TileConfig, InstantiationConfigs) {
   if (kD64.short_wgs == 0) GTEST_SKIP() << "d 64's short tiles are off (FLASHCUTE_SM90_FWD_D64_SHORT_WGS=0)";
   constexpr FwdTileConfig plain = kD64.for_kernel(false, true, false, false, true);
   constexpr FwdTileConfig masked = kD64.for_kernel(false, true, false, true, true);
   for (const FwdTileConfig& c : {plain, masked}) {
-    EXPECT_EQ(c.consumer_wgs, kD64.short_wgs);
-    EXPECT_EQ(c.block_m, 64 * kD64.short_wgs);
-    EXPECT_EQ(c.block_n, kD64.short_block_n);
-    EXPECT_EQ(c.stages, kD64.short_stages);
-    EXPECT_TRUE(c.overlap);
+    expect_short_instantiation(kD64, c);
     EXPECT_FALSE(c.pingpong);
-    EXPECT_TRUE(c.persistent);
-    EXPECT_EQ(c.short_wgs, 0);  // normalized: the kernel's template argument carries no dispatch fields
-    EXPECT_EQ(c.threads(), (kD64.short_wgs + 1) * 128);
     EXPECT_LE(c.tile_smem_bytes() + int64_t(c.block_m) * c.head_dim * 2, 227 * 1024);  // with O's own space
   }
   EXPECT_FALSE(plain.wg_key_blocks);
@@ -150,14 +157,12 @@ TEST(Sm90TileConfig, MaskedShortTiles) {
     EXPECT_FALSE(c.short_pays(512)) << "d " << c.head_dim;
     EXPECT_FALSE(c.short_pays(1000)) << "d " << c.head_dim;
     const FwdTileConfig k = c.for_kernel(false, true, false, true, true);
+    expect_short_instantiation(c, k);
     EXPECT_EQ(k.block_m, c.block_m) << "d " << c.head_dim;
     EXPECT_EQ(k.consumer_wgs, c.consumer_wgs) << "d " << c.head_dim;
-    EXPECT_EQ(k.block_n, c.short_block_n) << "d " << c.head_dim;
     EXPECT_LT(k.block_n, c.block_n) << "d " << c.head_dim;
-    EXPECT_EQ(k.stages, c.short_stages) << "d " << c.head_dim;
-    EXPECT_TRUE(k.overlap && k.persistent && k.wg_key_blocks) << "d " << c.head_dim;
+    EXPECT_TRUE(k.wg_key_blocks) << "d " << c.head_dim;
     EXPECT_FALSE(k.pingpong) << "d " << c.head_dim;
-    EXPECT_EQ(k.short_masked_max_seqlen_k + k.short_full_max_seqlen_k, 0) << "d " << c.head_dim;
     EXPECT_LE(k.tile_smem_bytes(), 227 * 1024) << "d " << c.head_dim;
   }
   if (rows == 0) GTEST_SKIP() << "no row has the masked short tiles only (their switches are 0)";
