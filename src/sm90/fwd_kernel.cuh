@@ -650,69 +650,80 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
     // Each consumer warpgroup writes and reads back only its own 64 rows of sO (Q's space, or O's own
     // with kSeparateO): its own wgmmas were the last readers of those rows of sQ (all waited on
-    // above), so no CTA-wide barrier.
-    Tensor rO = sm80::convert_to<Element>(acc_o);
+    // above), so no CTA-wide barrier. O goes out in kOChunks column chunks of kOCols (kSplitO: O's
+    // buffer holds one), each the slice of acc_o that a 64 x kOCols product's fragment would be.
     Element* o_smem;
-    if constexpr (Tr::kSeparateO) {
-      o_smem = ss.o.data();
-      // WAR: the warpgroup's previous rows of sO have been read, by its TMA store (whose reads the
-      // issuing thread waits for) or by every thread's copies.
-      if (wtid == 0) tma_store_wait<0>();
-      named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
-      FLASHCUTE_TIMELINE(stamp(10);)
-    } else {
-      o_smem = ss.q.data();
-    }
-    Tensor sO = make_tensor(make_smem_ptr(o_smem), typename Tr::SmemLayoutO{});  // (BM, D)
-    auto r2s_copy = make_tiled_copy_C(Copy_Atom<typename Tr::SmemCopyAtomO, Element>{}, mma_pv);
+    if constexpr (Tr::kSeparateO) o_smem = ss.o.data();
+    else o_smem = ss.q.data();
+    Tensor sO = make_tensor(make_smem_ptr(o_smem), typename Tr::SmemLayoutO{});  // (BM, kOCols)
+    typename Tr::TiledMmaOChunk mma_o_chunk;
+    auto r2s_copy = make_tiled_copy_C(Copy_Atom<typename Tr::SmemCopyAtomO, Element>{}, mma_o_chunk);
     auto r2s_thr = r2s_copy.get_thread_slice(ctid);
-    Tensor taccOrO = r2s_thr.retile_S(rO);     // (CPY, CPY_M, CPY_N)
     Tensor taccOsO = r2s_thr.partition_D(sO);  // (CPY, CPY_M, CPY_N)
-    copy(r2s_copy, taccOrO, taccOsO);
-    FLASHCUTE_TIMELINE(stamp(7);)
-
-    // RAW: the warpgroup's O rows are in smem (the barrier) before its threads read rows other warps
-    // wrote or its TMA store reads them (the fence: visible to the async proxy).
-    cutlass::arch::fence_view_async_shared();
-    named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
-    FLASHCUTE_TIMELINE(stamp(8);)
-
-    // One TMA store of the warpgroup's 64 rows where the tensor map addresses O and every row that
-    // exists belongs to this tile's sequence (varlen: the map's extents are the packed totals, so
-    // the rows past a short sequence's end are the next sequence's, which only 128-bit copies skip).
-    if (params.tma_store_o && (!varlen || wg_rows >= 64)) {
-      if (wtid == 0 && wg_rows > 0) {
-        Tensor mO = domain_offset(make_coord(static_cast<int>(w.q_row0), _0{}),
-                                  params.tma_o.get_tma_tensor(params.shape_o)(_, _, w.head, varlen ? 0 : w.batch));
-        Tensor gO = local_tile(mO, Shape<_64, HeadDim>{}, make_coord(wg_tile, _0{}));  // (64, D)
-        Tensor sO_wg = make_tensor(make_smem_ptr(o_smem + typename Tr::SmemLayoutO{}(64 * cwg, 0)),
-                                   typename Tr::SmemLayoutOWg{});  // (64, D)
-        auto [tOgO, tOsO] =
-            tma_partition(params.tma_o, _0{}, Layout<_1>{}, group_modes<0, 2>(sO_wg), group_modes<0, 2>(gO));
-        copy(params.tma_o, tOsO, tOgO);
-        tma_store_arrive();
-        // Q's space, where O is staged, is the next tile's Q: the store must have read it first.
-        if constexpr (Tr::kPersistent && !Tr::kSeparateO) tma_store_wait<0>();
+    using OChunkLayout = decltype(partition_fragment_C(mma_o_chunk, Shape<BlockM, typename Tr::OCols>{}).layout());
+    static_assert(cosize_v<OChunkLayout> * Tr::kOChunks == size(decltype(acc_o.layout()){}),
+                  "acc_o is kOChunks fragments of a 64 x kOCols product, one after another");
+    CUTE_UNROLL
+    for (int chunk = 0; chunk < Tr::kOChunks; ++chunk) {
+      auto rO = [&] {
+        if constexpr (Tr::kOChunks == 1) return sm80::convert_to<Element>(acc_o);
+        else return sm80::convert_to<Element>(make_tensor(acc_o.data() + chunk * cosize_v<OChunkLayout>, OChunkLayout{}));
+      }();
+      if constexpr (Tr::kSeparateO) {
+        // WAR: the warpgroup's previous rows of sO (the previous chunk's, or the previous tile's last)
+        // have been read, by its TMA store (whose reads the issuing thread waits for) or by every
+        // thread's copies.
+        if (wtid == 0) tma_store_wait<0>();
+        named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+        FLASHCUTE_TIMELINE(if (chunk == 0) stamp(10);)
       }
-      if constexpr (Tr::kPersistent && !Tr::kSeparateO) Barrier::arrive(&ss.barrier_q_empty);
-    } else {
-      Tensor mO = make_tensor(make_gmem_ptr(o_ptr), make_shape(w.len_q, HeadDim{}), make_stride(p.o_row_stride, _1{}));
-      Tensor gO = local_tile(mO, Shape<_64, HeadDim>{}, make_coord(wg_tile, _0{}));  // (64, D)
-      Tensor sO_wg = local_tile(sO, Shape<_64, HeadDim>{}, make_coord(cwg, _0{}));   // (64, D)
-      typename Tr::GmemCopyOut gmem_copy_o;
-      auto s2g = gmem_copy_o.get_thread_slice(wtid);
-      Tensor tOsO = s2g.partition_S(sO_wg);  // (CPY, CPY_M, CPY_K)
-      Tensor tOgO = s2g.partition_D(gO);
-      Tensor tOcO = s2g.partition_D(make_identity_tensor(Shape<_64, HeadDim>{}));
-      Tensor tOrO = make_tensor<Element>(shape(tOgO));
-      copy(gmem_copy_o, tOsO, tOrO);
-      if constexpr (Tr::kPersistent && !Tr::kSeparateO) {
-        // Q's space is free for the next tile's TMA once every consumer thread has read its O rows
-        // back. The fence orders these generic-proxy accesses before the async-proxy (TMA) writes.
-        cutlass::arch::fence_view_async_shared();
-        Barrier::arrive(&ss.barrier_q_empty);
+      Tensor taccOrO = r2s_thr.retile_S(rO);  // (CPY, CPY_M, CPY_N)
+      copy(r2s_copy, taccOrO, taccOsO);
+      FLASHCUTE_TIMELINE(if (chunk == Tr::kOChunks - 1) stamp(7);)
+
+      // RAW: the warpgroup's O rows are in smem (the barrier) before its threads read rows other warps
+      // wrote or its TMA store reads them (the fence: visible to the async proxy).
+      cutlass::arch::fence_view_async_shared();
+      named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+      FLASHCUTE_TIMELINE(if (chunk == Tr::kOChunks - 1) stamp(8);)
+
+      // One TMA store of the warpgroup's 64 rows where the tensor map addresses O and every row that
+      // exists belongs to this tile's sequence (varlen: the map's extents are the packed totals, so
+      // the rows past a short sequence's end are the next sequence's, which only 128-bit copies skip).
+      if (params.tma_store_o && (!varlen || wg_rows >= 64)) {
+        if (wtid == 0 && wg_rows > 0) {
+          Tensor mO = domain_offset(make_coord(static_cast<int>(w.q_row0), _0{}),
+                                    params.tma_o.get_tma_tensor(params.shape_o)(_, _, w.head, varlen ? 0 : w.batch));
+          Tensor gO = local_tile(mO, Shape<_64, typename Tr::OCols>{}, make_coord(wg_tile, chunk));  // (64, kOCols)
+          Tensor sO_wg = make_tensor(make_smem_ptr(o_smem + typename Tr::SmemLayoutO{}(64 * cwg, 0)),
+                                     typename Tr::SmemLayoutOWg{});  // (64, kOCols)
+          auto [tOgO, tOsO] =
+              tma_partition(params.tma_o, _0{}, Layout<_1>{}, group_modes<0, 2>(sO_wg), group_modes<0, 2>(gO));
+          copy(params.tma_o, tOsO, tOgO);
+          tma_store_arrive();
+          // Q's space, where O is staged, is the next tile's Q: the store must have read it first.
+          if constexpr (Tr::kPersistent && !Tr::kSeparateO) tma_store_wait<0>();
+        }
+        if constexpr (Tr::kPersistent && !Tr::kSeparateO) Barrier::arrive(&ss.barrier_q_empty);
+      } else {
+        Tensor mO = make_tensor(make_gmem_ptr(o_ptr), make_shape(w.len_q, HeadDim{}), make_stride(p.o_row_stride, _1{}));
+        Tensor gO = local_tile(mO, Shape<_64, typename Tr::OCols>{}, make_coord(wg_tile, chunk));  // (64, kOCols)
+        Tensor sO_wg = local_tile(sO, Shape<_64, typename Tr::OCols>{}, make_coord(cwg, _0{}));  // (64, kOCols)
+        typename Tr::GmemCopyOut gmem_copy_o;
+        auto s2g = gmem_copy_o.get_thread_slice(wtid);
+        Tensor tOsO = s2g.partition_S(sO_wg);  // (CPY, CPY_M, CPY_K)
+        Tensor tOgO = s2g.partition_D(gO);
+        Tensor tOcO = s2g.partition_D(make_identity_tensor(Shape<_64, typename Tr::OCols>{}));
+        Tensor tOrO = make_tensor<Element>(shape(tOgO));
+        copy(gmem_copy_o, tOsO, tOrO);
+        if constexpr (Tr::kPersistent && !Tr::kSeparateO) {
+          // Q's space is free for the next tile's TMA once every consumer thread has read its O rows
+          // back. The fence orders these generic-proxy accesses before the async-proxy (TMA) writes.
+          cutlass::arch::fence_view_async_shared();
+          Barrier::arrive(&ss.barrier_q_empty);
+        }
+        sm80::copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, wg_rows, p.head_dim_v - chunk * Tr::kOCols);
       }
-      sm80::copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, wg_rows, p.head_dim_v);
     }
     FLASHCUTE_TIMELINE(stamp(5); ++tl_k;)
   });

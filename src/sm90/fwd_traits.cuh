@@ -94,20 +94,40 @@ struct FwdTraits {
   using SmemLayoutVt = decltype(cute::composition(
       SmemLayoutV{}, cute::make_ordered_layout(cute::Shape<HeadDim, BlockN, cute::Int<kStages>>{},
                                                cute::Step<cute::_2, cute::_1, cute::_3>{})));
-  using SmemLayoutO = SmemLayoutQ;
-  // One consumer warpgroup's 64 rows of sO, the source of its TMA store: rows [64 c, 64 c + 64) of
-  // SmemLayoutO start at element SmemLayoutO(64 c, 0) (whole swizzle atoms of 8 rows, so the swizzle
-  // leaves that offset alone) and have this layout, the (BM, D) layout restricted to its first 64 rows.
-  using SmemLayoutOWg = decltype(cute::composition(
-      SmemLayoutO{}, cute::Layout<cute::Shape<cute::_64, HeadDim>, cute::Stride<cute::_1, BlockM>>{}));
   // Persistent: O gets its own smem when it fits (227 KB per CTA), so Q's space is freed before the
   // epilogue (after the last P V, or with kEarlyQ after the last S = Q K^T) and the next tile's Q
-  // loads under it. Otherwise (d 192, 256) O is staged in Q's space, freed after the epilogue.
-  static constexpr bool kSeparateO = kPersistent && C.tile_smem_bytes() + int64_t(kBlockM) * kHeadDim * 2 <= 227 * 1024;
+  // loads under it. Where the whole of O does not fit but half of its columns do (d 256's masked
+  // short tiles: 192 KB of Q and K/V, + 32 KB), O goes out in kOChunks column chunks through a
+  // buffer of one chunk (kSplitO; FLASHCUTE_SM90_FWD_SPLIT_O=0 turns it off). Otherwise (d 192, the
+  // other d 256 kernels) O is staged in Q's space, freed after the epilogue.
+  static constexpr int64_t kOBytes = int64_t(kBlockM) * kHeadDim * 2;
+  static constexpr bool kFullO = kPersistent && C.tile_smem_bytes() + kOBytes <= 227 * 1024;
+  static constexpr bool kSplitO = FLASHCUTE_SM90_FWD_SPLIT_O != 0 && kPersistent && !kFullO && kHeadDim % 128 == 0 &&
+                                  C.tile_smem_bytes() + kOBytes / 2 <= 227 * 1024;
+  static constexpr bool kSeparateO = kFullO || kSplitO;
+  static constexpr int kOChunks = kSplitO ? 2 : 1;
+  static constexpr int kOCols = kHeadDim / kOChunks;  // columns of O per chunk
+  using OCols = cute::Int<kOCols>;
+  // O's staging tile (BM, kOCols): Q's layout when O is staged in Q's space or in one chunk.
+  using SmemLayoutO = decltype(cute::tile_to_shape(SmemAtom{}, cute::Shape<BlockM, OCols>{}));
+  // One consumer warpgroup's 64 rows of sO, the source of its TMA store: rows [64 c, 64 c + 64) of
+  // SmemLayoutO start at element SmemLayoutO(64 c, 0) (whole swizzle atoms of 8 rows, so the swizzle
+  // leaves that offset alone) and have this layout, the (BM, kOCols) layout restricted to its first
+  // 64 rows.
+  using SmemLayoutOWg = decltype(cute::composition(
+      SmemLayoutO{}, cute::Layout<cute::Shape<cute::_64, OCols>, cute::Stride<cute::_1, BlockM>>{}));
+  // O's accumulator seen one chunk at a time: wgmma's C fragment of 64 x d lists its columns in
+  // 8-column groups, so chunk j is the contiguous slice [j, j + 1) x size / kOChunks of acc_o, laid
+  // out as the fragment of a 64 x kOCols product. Only its layouts are used (the epilogue's
+  // register -> smem copy); no wgmma of this shape runs.
+  using TiledMmaOChunk = decltype(cute::make_tiled_mma(
+      cute::GMMA::rs_op_selector<Element, Element, float, cute::Shape<cute::_64, OCols, BlockN>, cute::GMMA::Major::K,
+                                 cute::GMMA::Major::MN>(),
+      WgLayout{}));
   // Q's space freed after a tile's last S = Q K^T rather than its last P V (fwd_kernel.cuh): the
-  // overlapped loop with O in its own smem, not with per-warpgroup key ranges (the plain loop and
-  // those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
-  static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && !kWgKeyBlocks;
+  // overlapped loop with O in its own smem, not with per-warpgroup key ranges except where O is
+  // split (the plain loop and those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
+  static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && (!kWgKeyBlocks || kSplitO);
   // The persistent instantiation's tile index by the launcher's fast divisions (the row's fast_decode).
   static constexpr bool kFastDecode = kPersistent && C.fast_decode;
   // The overlapped loop's exps before the block max (the row's spec_exp; fwd_kernel.cuh,
@@ -128,16 +148,16 @@ struct FwdTraits {
   using TmaKVOp = std::conditional_t<(kCluster > 1), cute::SM90_TMA_LOAD_MULTICAST, cute::SM90_TMA_LOAD>;
   using TmaKV = decltype(cute::make_tma_copy(TmaKVOp{}, GmemTensor{}, cute::take<0, 2>(SmemLayoutK{}),
                                              cute::Shape<BlockN, HeadDim>{}, cute::Int<kCluster>{}));
-  // O out of smem by TMA, one store per consumer warpgroup (64 rows): the store writes only what lies
-  // inside the tensor map's extents (rows < seqlen_q, columns < head_dim_v).
+  // O out of smem by TMA, one store per consumer warpgroup (64 rows) and chunk: the store writes only
+  // what lies inside the tensor map's extents (rows < seqlen_q, columns < head_dim_v).
   using GmemTensorO =
       decltype(cute::make_tensor(cute::make_gmem_ptr(static_cast<Element*>(nullptr)), ShapeT{}, StrideT{}));
   using TmaO = decltype(cute::make_tma_copy(cute::SM90_TMA_STORE{}, GmemTensorO{}, SmemLayoutOWg{},
-                                            cute::Shape<cute::_64, HeadDim>{}, cute::_1{}));
+                                            cute::Shape<cute::_64, OCols>{}, cute::_1{}));
   // Where TMA cannot store a warpgroup's rows, smem -> gmem of O by 128-bit copies: 16 bytes per
   // thread per access; one swizzle-atom row (64 or 32 elements) per kThreadsPerRow threads, so a
   // warp reads whole 16-byte chunks that the swizzle keeps contiguous.
-  static constexpr int kAtomWidth = kHeadDim % 64 == 0 ? 64 : 32;
+  static constexpr int kAtomWidth = kOCols % 64 == 0 ? 64 : 32;
   static constexpr int kThreadsPerRow = kAtomWidth / 8;
   using GmemCopyOut = decltype(cute::make_tiled_copy(
       cute::Copy_Atom<cute::UniversalCopy<cute::uint128_t>, Element>{},
@@ -177,7 +197,7 @@ struct FwdTraits {
     typename Pipeline::SharedStorage pipeline_v;
   };
   static constexpr int64_t kSmemBytes = sizeof(SharedStorage);
-  static constexpr int64_t kTileSmemBytes = C.tile_smem_bytes() + (kSeparateO ? int64_t(kBlockM) * kHeadDim * 2 : 0);
+  static constexpr int64_t kTileSmemBytes = C.tile_smem_bytes() + (kSeparateO ? kOBytes / kOChunks : 0);
   static_assert(kSmemBytes >= kTileSmemBytes && kSmemBytes <= kTileSmemBytes + 1024,
                 "tile_config.h's smem formula disagrees with the layouts");
 

@@ -305,6 +305,15 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX
 #define FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX 1024
 #endif
+// The persistent kernels where only half of O fits beside Q and the K/V stages (d 256's masked short
+// tiles) stage O in column chunks through its own buffer, so Q's space is freed before the
+// epilogue (fwd_traits.cuh, kSplitO); 0 stages O in Q's space there. Session 32 (ab_steady, bf16,
+// 800 launches, 2 rounds): causal 1.058 / 1.044 / 1.013 / 1.051 at 512 / 1k / 2k / 4k, non-causal
+// 512 1.071. With the early Q release on top (FLASHCUTE_SM90_FWD_EARLY_Q=1): 1.032 / 1.061 /
+// 0.999 / 1.020, 1.077: not taken (the row's early_q_release stays off).
+#ifndef FLASHCUTE_SM90_FWD_SPLIT_O
+#define FLASHCUTE_SM90_FWD_SPLIT_O 1
+#endif
 // Every row's early_q_release (-1 keeps the rows'; 0 off; 1 on).
 #ifndef FLASHCUTE_SM90_FWD_EARLY_Q
 #define FLASHCUTE_SM90_FWD_EARLY_Q -1
@@ -583,13 +592,14 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      rescale_threshold_choice(8), fused_exp2_choice(false), 0, dynamic_limit_choice(0),
      block_n_masked_choice(0), masked_tile_group_choice(0)},
     // 224 KB; acc_o 128 + S 40 registers (the masked short tiles: 192 KB, S 32)
-    with_short_masked(with_fast_decode(with_cluster({256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
+    with_short_masked(with_early_q(with_fast_decode(with_cluster({256, 128, FLASHCUTE_SM90_FWD_D256_BLOCK_N, 2, 2, overlap_choice(true), false, persistent_limit_choice(0),
                   wg_release_choice(false), /*transform_overlap=*/false, 0, rescale_threshold_choice(8),
                   fused_exp2_choice(false), 0, dynamic_limit_choice(4096), block_n_masked_choice(0),
                   masked_tile_group_choice(4)},
                  cluster_choice(4096)),
                  /*session 30: 0.984-0.989 causal 1k, 0.987-0.991 non-causal 512:*/ fast_decode_choice(false),
                  fast_decode_choice(false)),
+                 early_q_choice(false)),
                  FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX,
                  FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX),
 };

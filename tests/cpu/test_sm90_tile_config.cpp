@@ -171,7 +171,12 @@ TEST(Sm90TileConfig, MaskedShortTiles) {
     constexpr FwdTileConfig d256 = fwd_tile_config(256);
     EXPECT_EQ(d256.short_masked_max_seqlen_k, 4096);
     EXPECT_EQ(d256.short_full_max_seqlen_k, 512);
-    EXPECT_EQ(d256.for_kernel(false, true, false, true, true).block_n, 64);
+    constexpr FwdTileConfig k = d256.for_kernel(false, true, false, true, true);
+    EXPECT_EQ(k.block_n, 64);
+    // Half of O's columns fit beside Q and the two K/V stages (fwd_traits.cuh, kSplitO: O in two
+    // chunks through its own buffer, session 32); the whole of O does not.
+    EXPECT_LE(k.tile_smem_bytes() + int64_t(k.block_m) * k.head_dim, 227 * 1024);
+    EXPECT_GT(k.tile_smem_bytes() + int64_t(k.block_m) * k.head_dim * 2, 227 * 1024);
   }
   if (FLASHCUTE_SM90_FWD_D128_SHORT_MASKED_MAX == 0) {
     EXPECT_EQ(fwd_tile_config(128).short_wgs, 0);
