@@ -248,12 +248,14 @@ constexpr int persistent_limit_choice(int measured) {
 // (block_n 64 against 80) causal +10.9% (1.091-1.127) at 512, +5.6% at 1k, +2.9% at 2k, +0.5%
 // (1.003-1.007) at 4k; non-causal +1.0% (1.008-1.011) at 512, -2.1% at 1k. d 128 (block_n 64
 // against 128 with ping-pong): causal 0.947 / 0.926 / 0.910 at 512 / 1k / 2k (4 stages: 0.961 /
-// 0.902 / 0.897): off.
+// 0.902 / 0.897): off. Session 32, d 256 with O split (kSplitO), against these defaults with 512
+// (800 launches): non-causal 1.029 at 1k, 1.016 at 2k, so up to 2k (4k's even query blocks run on
+// the clusters); causal past 4k: 1.005 at 8k, 0.967 at 16k, so 4k stays.
 #ifndef FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX
 #define FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX 4096
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX
-#define FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX 512
+#define FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX 2048
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N 64

@@ -166,11 +166,12 @@ TEST(Sm90TileConfig, MaskedShortTiles) {
     EXPECT_LE(k.tile_smem_bytes(), 227 * 1024) << "d " << c.head_dim;
   }
   if (rows == 0) GTEST_SKIP() << "no row has the masked short tiles only (their switches are 0)";
-  // Session 31's measured defaults: d 256 causal up to 4k keys, non-causal up to 512; d 128 off.
-  if (FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX == 4096 && FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX == 512) {
+  // The measured defaults: d 256 causal up to 4k keys (session 31), non-causal up to 2k (session 32);
+  // d 128 off.
+  if (FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX == 4096 && FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX == 2048) {
     constexpr FwdTileConfig d256 = fwd_tile_config(256);
     EXPECT_EQ(d256.short_masked_max_seqlen_k, 4096);
-    EXPECT_EQ(d256.short_full_max_seqlen_k, 512);
+    EXPECT_EQ(d256.short_full_max_seqlen_k, 2048);
     constexpr FwdTileConfig k = d256.for_kernel(false, true, false, true, true);
     EXPECT_EQ(k.block_n, 64);
     // Half of O's columns fit beside Q and the two K/V stages (fwd_traits.cuh, kSplitO: O in two
