@@ -419,6 +419,25 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       }
     };
 
+    // Each row's 1 / sum and LSE (stored here) need only the softmax's state, final after the last
+    // block's update: with kEarlyRows the overlapped loop runs this while the tile's last P V is on
+    // the tensor cores, otherwise the epilogue does.
+    float inv[kRows], lse[kRows];
+    auto finish_rows = [&] {
+      softmax.row_factors(mult, inv, lse);
+      if (p.lse != nullptr) {
+        float* lse_ptr = p.lse + (varlen ? w.head * p.lse_head_stride + w.q_row0
+                                         : w.batch * p.lse_batch_stride + w.head * p.lse_head_stride);
+        if (get<1>(tScS_rc(0, 0)) == 0) {  // one lane of each quad owns the row
+          CUTE_UNROLL
+          for (int r = 0; r < kRows; ++r) {
+            const int row = w.m0 + get<0>(tScS_rc(r, 0));
+            if (row < w.len_q) lse_ptr[row] = lse[r];
+          }
+        }
+      }
+    };
+
     if (w.any_key()) {
       Barrier::wait(&ss.barrier_q, q_phase);  // RAW: Q landed
       q_phase ^= 1;
@@ -602,6 +621,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       turn_begin();
       wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read_prev.index()), acc_o);
       turn_end(true);
+      // Under the last P V: the rows' factors and LSE, and (kEarlyWar) the first chunk's WAR wait on
+      // sO (the epilogue's, below).
+      if constexpr (Tr::kEarlyRows) finish_rows();
+      if constexpr (Tr::kEarlyWar) {
+        if (wtid == 0) tma_store_wait<0>();
+        named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+      }
       warpgroup_wait<0>();
       FLASHCUTE_TIMELINE(stamp(4);)
       release(pipeline_v, ss.pipeline_v, read_prev);
@@ -615,19 +641,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     }
 
     // --- epilogue: normalize, LSE, O through smem, TMA store -----------------------------------------
-    float lse[kRows];
-    softmax.finalize(acc_o_rc, mult, lse);
-    if (p.lse != nullptr) {
-      float* lse_ptr = p.lse + (varlen ? w.head * p.lse_head_stride + w.q_row0
-                                       : w.batch * p.lse_batch_stride + w.head * p.lse_head_stride);
-      if (get<1>(tScS_rc(0, 0)) == 0) {  // one lane of each quad owns the row
-        CUTE_UNROLL
-        for (int r = 0; r < kRows; ++r) {
-          const int row = w.m0 + get<0>(tScS_rc(r, 0));
-          if (row < w.len_q) lse_ptr[row] = lse[r];
-        }
-      }
-    }
+    // The overlapped loop ran only where the tile has a key; it did finish_rows() with kEarlyRows.
+    if (!(Tr::kEarlyRows && w.any_key())) finish_rows();
+    softmax.normalize(acc_o_rc, inv);
     FLASHCUTE_TIMELINE(stamp(6);)
 
     Element* o_ptr = static_cast<Element*>(p.out) +
@@ -672,9 +688,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       if constexpr (Tr::kSeparateO) {
         // WAR: the warpgroup's previous rows of sO (the previous chunk's, or the previous tile's last)
         // have been read, by its TMA store (whose reads the issuing thread waits for) or by every
-        // thread's copies.
-        if (wtid == 0) tma_store_wait<0>();
-        named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+        // thread's copies. kEarlyWar: the first chunk's wait ran under the last P V (with O in its
+        // own smem the kernel is persistent, and a tile without keys returned above, so the
+        // overlapped loop ran).
+        if (!(Tr::kEarlyWar && chunk == 0)) {
+          if (wtid == 0) tma_store_wait<0>();
+          named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+        }
         FLASHCUTE_TIMELINE(if (chunk == 0) stamp(10);)
       }
       Tensor taccOrO = r2s_thr.retile_S(rO);  // (CPY, CPY_M, CPY_N)

@@ -128,6 +128,12 @@ struct FwdTraits {
   // overlapped loop with O in its own smem, not with per-warpgroup key ranges except where O is
   // split (the plain loop and those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
   static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && (!kWgKeyBlocks || kSplitO);
+  // The overlapped loop's last P V runs under the rows' factors and LSE (kEarlyRows) and, with O in
+  // its own smem, the epilogue's first WAR wait on it (kEarlyWar); tile_config.h's
+  // FLASHCUTE_SM90_FWD_EARLY_ROWS / _EARLY_WAR. Not the rows with four consumer warpgroups (112
+  // registers: d 64's short tiles spilled 4 bytes with P's registers still held by the P V).
+  static constexpr bool kEarlyRows = FLASHCUTE_SM90_FWD_EARLY_ROWS != 0 && kOverlap && kConsumerWgs < 4;
+  static constexpr bool kEarlyWar = FLASHCUTE_SM90_FWD_EARLY_WAR != 0 && kOverlap && kSeparateO;
   // The persistent instantiation's tile index by the launcher's fast divisions (the row's fast_decode).
   static constexpr bool kFastDecode = kPersistent && C.fast_decode;
   // The overlapped loop's exps before the block max (the row's spec_exp; fwd_kernel.cuh,

@@ -316,6 +316,15 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_SPLIT_O
 #define FLASHCUTE_SM90_FWD_SPLIT_O 1
 #endif
+// The tail of the overlapped loop: each row's 1 / sum and LSE computed and stored while the tile's
+// last P V runs (EARLY_ROWS), and with O in its own smem the epilogue's first WAR wait on it there
+// too (EARLY_WAR); 0 puts them after the P V's wait, as before session 33.
+#ifndef FLASHCUTE_SM90_FWD_EARLY_ROWS
+#define FLASHCUTE_SM90_FWD_EARLY_ROWS 1
+#endif
+#ifndef FLASHCUTE_SM90_FWD_EARLY_WAR
+#define FLASHCUTE_SM90_FWD_EARLY_WAR 1
+#endif
 // Every row's early_q_release (-1 keeps the rows'; 0 off; 1 on).
 #ifndef FLASHCUTE_SM90_FWD_EARLY_Q
 #define FLASHCUTE_SM90_FWD_EARLY_Q -1
