@@ -369,24 +369,27 @@ struct OnlineSoftmax {
     return true;
   }
 
-  // Each row's factor for O (1 / sum) and its natural-log LSE: the first half of finalize(), which
-  // reads only the softmax's state (final after the last block's update), not O, so the SM90 kernel
-  // runs it while the tile's last P V is on the tensor cores. Rows that saw no key (sum 0) give
-  // exactly 0 and -inf; a NaN sum propagates.
-  __device__ __forceinline__ void row_factors(float mult, float (&inv)[kRows], float (&lse)[kRows]) const {
+  // Row r's factor for O (1 / sum) and its natural-log LSE, from the softmax's state alone (final
+  // after the last block's update). A row that saw no key (sum 0) gives exactly 0 and -inf; a NaN
+  // sum propagates.
+  __device__ __forceinline__ void row_factor(int r, float mult, float& inv, float& lse) const {
     constexpr float kLn2 = 0.6931471805599453f;
+    const float sum = quad_allreduce_sum<kQuad>(row_sum[r]);
+    // The hardware's approximate reciprocal and log2 (MUFU.RCP, MUFU.LG2; a sum that is not 0 is
+    // >= ~1, the key at its row's reference contributing ~1, so never subnormal): a few ulp in O's
+    // fp32 and ~2e-7 in the LSE, instead of the library forms' polynomial and slow-path branches in
+    // every tile's epilogue.
+    inv = sum == 0.0f ? 0.0f : __fdividef(1.0f, sum);
+    // fl(m * mult) is the fused form's reference R exactly; the score-domain form's m * mult
+    // rounds the same way.
+    lse = sum == 0.0f ? -INFINITY : (__fmul_rn(row_max[r], mult) + __log2f(sum)) * kLn2;
+  }
+
+  // Every row's row_factor(): finalize() without O, which the SM90 kernel runs while the tile's last
+  // P V is on the tensor cores, then normalize().
+  __device__ __forceinline__ void row_factors(float mult, float (&inv)[kRows], float (&lse)[kRows]) const {
     CUTE_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      const float sum = quad_allreduce_sum<kQuad>(row_sum[r]);
-      // The hardware's approximate reciprocal and log2 (MUFU.RCP, MUFU.LG2; a sum that is not 0 is
-      // >= ~1, the key at its row's reference contributing ~1, so never subnormal): a few ulp in O's
-      // fp32 and ~2e-7 in the LSE, instead of the library forms' polynomial and slow-path branches in
-      // every tile's epilogue.
-      inv[r] = sum == 0.0f ? 0.0f : __fdividef(1.0f, sum);
-      // fl(m * mult) is the fused form's reference R exactly; the score-domain form's m * mult
-      // rounds the same way.
-      lse[r] = sum == 0.0f ? -INFINITY : (__fmul_rn(row_max[r], mult) + __log2f(sum)) * kLn2;
-    }
+    for (int r = 0; r < kRows; ++r) row_factor(r, mult, inv[r], lse[r]);
   }
 
   // O's rows times row_factors()'s inv.
@@ -400,13 +403,17 @@ struct OnlineSoftmax {
     }
   }
 
-  // Normalizes acc_o rows and returns each row's natural-log LSE in lse[r] (row_factors, then
-  // normalize).
+  // Normalizes acc_o rows and returns each row's natural-log LSE in lse[r].
   template <class AccO>
   __device__ __forceinline__ void finalize(AccO& acc_o, float mult, float (&lse)[kRows]) {
-    float inv[kRows];
-    row_factors(mult, inv, lse);
-    normalize(acc_o, inv);
+    using namespace cute;
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      float inv;
+      row_factor(r, mult, inv, lse[r]);
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(acc_o); ++c) acc_o(r, c) *= inv;
+    }
   }
 };
 

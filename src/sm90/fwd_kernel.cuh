@@ -419,21 +419,19 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       }
     };
 
-    // Each row's 1 / sum and LSE (stored here) need only the softmax's state, final after the last
-    // block's update: with kEarlyRows the overlapped loop runs this while the tile's last P V is on
-    // the tensor cores, otherwise the epilogue does.
+    // Each row's 1 / sum and LSE need only the softmax's state, final after the last block's update:
+    // with kEarlyRows the overlapped loop computes them (and stores the LSE) while the tile's last
+    // P V is on the tensor cores, otherwise the epilogue does (finalize).
     float inv[kRows], lse[kRows];
-    auto finish_rows = [&] {
-      softmax.row_factors(mult, inv, lse);
-      if (p.lse != nullptr) {
-        float* lse_ptr = p.lse + (varlen ? w.head * p.lse_head_stride + w.q_row0
-                                         : w.batch * p.lse_batch_stride + w.head * p.lse_head_stride);
-        if (get<1>(tScS_rc(0, 0)) == 0) {  // one lane of each quad owns the row
-          CUTE_UNROLL
-          for (int r = 0; r < kRows; ++r) {
-            const int row = w.m0 + get<0>(tScS_rc(r, 0));
-            if (row < w.len_q) lse_ptr[row] = lse[r];
-          }
+    auto store_lse = [&] {
+      if (p.lse == nullptr) return;
+      float* lse_ptr = p.lse + (varlen ? w.head * p.lse_head_stride + w.q_row0
+                                       : w.batch * p.lse_batch_stride + w.head * p.lse_head_stride);
+      if (get<1>(tScS_rc(0, 0)) == 0) {  // one lane of each quad owns the row
+        CUTE_UNROLL
+        for (int r = 0; r < kRows; ++r) {
+          const int row = w.m0 + get<0>(tScS_rc(r, 0));
+          if (row < w.len_q) lse_ptr[row] = lse[r];
         }
       }
     };
@@ -623,7 +621,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       turn_end(true);
       // Under the last P V: the rows' factors and LSE, and (kEarlyWar) the first chunk's WAR wait on
       // sO (the epilogue's, below).
-      if constexpr (Tr::kEarlyRows) finish_rows();
+      if constexpr (Tr::kEarlyRows) {
+        softmax.row_factors(mult, inv, lse);
+        store_lse();
+      }
       if constexpr (Tr::kEarlyWar) {
         if (wtid == 0) tma_store_wait<0>();
         named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
@@ -641,9 +642,17 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     }
 
     // --- epilogue: normalize, LSE, O through smem, TMA store -----------------------------------------
-    // The overlapped loop ran only where the tile has a key; it did finish_rows() with kEarlyRows.
-    if (!(Tr::kEarlyRows && w.any_key())) finish_rows();
-    softmax.normalize(acc_o_rc, inv);
+    if constexpr (Tr::kEarlyRows) {
+      // The overlapped loop, which did the rows' part, ran only where the tile has a key.
+      if (!w.any_key()) {
+        softmax.row_factors(mult, inv, lse);
+        store_lse();
+      }
+      softmax.normalize(acc_o_rc, inv);
+    } else {
+      softmax.finalize(acc_o_rc, mult, lse);
+      store_lse();
+    }
     FLASHCUTE_TIMELINE(stamp(6);)
 
     Element* o_ptr = static_cast<Element*>(p.out) +

@@ -130,10 +130,13 @@ struct FwdTraits {
   static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && (!kWgKeyBlocks || kSplitO);
   // The overlapped loop's last P V runs under the rows' factors and LSE (kEarlyRows) and, with O in
   // its own smem, the epilogue's first WAR wait on it (kEarlyWar); tile_config.h's
-  // FLASHCUTE_SM90_FWD_EARLY_ROWS / _EARLY_WAR. Not the rows with four consumer warpgroups (112
+  // FLASHCUTE_SM90_FWD_EARLY_ROWS / _EARLY_WAR. Not with ping-pong: there that work competes for
+  // issue slots with the other warpgroup's last softmax (session 33: d 128 non-causal 512 0.958 and
+  // 0.983 with both, 0.982 with the rows alone). Not with four consumer warpgroups either (112
   // registers: d 64's short tiles spilled 4 bytes with P's registers still held by the P V).
-  static constexpr bool kEarlyRows = FLASHCUTE_SM90_FWD_EARLY_ROWS != 0 && kOverlap && kConsumerWgs < 4;
-  static constexpr bool kEarlyWar = FLASHCUTE_SM90_FWD_EARLY_WAR != 0 && kOverlap && kSeparateO;
+  static constexpr bool kEarlyRows =
+      FLASHCUTE_SM90_FWD_EARLY_ROWS != 0 && kOverlap && !kPingPong && kConsumerWgs < 4;
+  static constexpr bool kEarlyWar = FLASHCUTE_SM90_FWD_EARLY_WAR != 0 && kOverlap && !kPingPong && kSeparateO;
   // The persistent instantiation's tile index by the launcher's fast divisions (the row's fast_decode).
   static constexpr bool kFastDecode = kPersistent && C.fast_decode;
   // The overlapped loop's exps before the block max (the row's spec_exp; fwd_kernel.cuh,
