@@ -318,7 +318,10 @@ constexpr int persistent_limit_choice(int measured) {
 #endif
 // The tail of the overlapped loop: each row's 1 / sum and LSE computed and stored while the tile's
 // last P V runs (EARLY_ROWS), and with O in its own smem the epilogue's first WAR wait on it there
-// too (EARLY_WAR); 0 puts them after the P V's wait, as before session 33.
+// too (EARLY_WAR); 0 puts them after the P V's wait, as before session 33. Only kernels without
+// ping-pong take them (fwd_traits.cuh: kEarlyRows, kEarlyWar): on d 128's ping-pong kernels the rows'
+// part lost 2-4% (it competes with the other warpgroup's last softmax); elsewhere -1% to +3%
+// (perf-notes, session 33).
 #ifndef FLASHCUTE_SM90_FWD_EARLY_ROWS
 #define FLASHCUTE_SM90_FWD_EARLY_ROWS 1
 #endif
