@@ -103,8 +103,8 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, Sch
   }
 
   typename Tr::ShapeT shape_q, shape_k, shape_v;
-  auto tma_q = make_tma<Tr, typename Tr::TmaQ>(q, &shape_q, typename Tr::SmemLayoutQ{},
-                                               Shape<typename Tr::BlockM, typename Tr::HeadDim>{});
+  auto tma_q = make_tma<Tr, typename Tr::TmaQ>(q, &shape_q, typename Tr::SmemLayoutQTma{},
+                                               Shape<typename Tr::QTmaRows, typename Tr::HeadDim>{});
   using KVOp = typename Tr::TmaKVOp;
   auto tma_k = make_tma<Tr, typename Tr::TmaKV, KVOp, Tr::kCluster>(k, &shape_k, take<0, 2>(typename Tr::SmemLayoutK{}),
                                                                     Shape<typename Tr::BlockN, typename Tr::HeadDim>{});

@@ -40,11 +40,27 @@ struct TileWork {
   int len_q, len_k, m0;
   int first_end, last_begin;  // a block [n0, n0 + block_n) needs no mask iff n0 >= last_begin && end <= first_end
   int n_block_min, n_block_max;
+  bool odd_turn = false;  // persistent: the CTA's ring slot of this tile is odd (kMirrorRows)
   __device__ __forceinline__ bool has_rows() const { return m0 < len_q; }
   __device__ __forceinline__ bool any_key() const { return n_block_max > n_block_min; }
   // Every row of the tile sees every key of [n0, n0 + block_n): no score of that block is masked.
   __device__ __forceinline__ bool unmasked(int n0, int block_n) const {
     return n0 >= last_begin && n0 + block_n <= first_end;
+  }
+  // Per-warpgroup key blocks: the end of the blocks that the 64 rows [m0 + 64 rb, m0 + 64 rb + 64) see
+  // (past it every one of them is masked). At least n_block_min + 1: 64 rows with no row of the
+  // sequence, or whose rows see no key, run one block (masked). Needs any_key().
+  template <int kBlockN>
+  __device__ __forceinline__ int wg_block_end(const FwdParams& p, int rb) const {
+    const int wg_first = m0 + 64 * rb;
+    const int wg_last = min(wg_first + 64, len_q) - 1;
+    int wg_max = n_block_min + 1;
+    if (wg_last >= wg_first) {
+      int begin, end;
+      visible_key_range_i32(wg_last, len_q, len_k, p.window, &begin, &end);
+      wg_max = max(wg_max, (end + kBlockN - 1) / kBlockN);
+    }
+    return min(n_block_max, wg_max);
   }
 };
 
@@ -160,14 +176,15 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       const TileOrder order = make_tile_order<kBlockM>(p, params.tile_group);
       const int num_tiles = order.m_blocks * order.batch_heads;  // the launcher checked it fits
       const int grid = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
-      auto run_tile = [&](int t) {
+      auto run_tile = [&](int t, int k) {
         int m_block, head, batch;
         if constexpr (Tr::kFastDecode) {
           order.decode_fast(t, params.div_per_group, params.div_group, params.div_heads, &m_block, &head, &batch);
         } else {
           order.decode(t, &m_block, &head, &batch);
         }
-        const TileWork w = make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
+        TileWork w = make_tile_work<kBlockM, kBlockN>(p, m_block, head, batch);
+        w.odd_turn = k & 1;
         if (w.has_rows()) fn(w);
       };
       // The ring's index words, addressed afresh at each use (no pointer kept live in the
@@ -183,7 +200,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           asm volatile("" ::: "memory");
           Barrier::arrive(&ss.barrier_tile_full[slot]);  // release: the index is visible to the waiters
           if (t >= num_tiles) break;
-          run_tile(t);
+          run_tile(t, k);
           if (params.tile_counter != nullptr) {
             // The shuffle (of the one live lane) marks t warp-uniform, so that t and the tile's
             // coordinates stay in uniform registers: as a plain atomic result they spilled the
@@ -212,7 +229,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           FLASHCUTE_TIMELINE(if (threadIdx.x % kWarpgroupThreads == 0 && wg_idx <= 2)
                                  timeline_stamp(params, k, 4 + kTimelineWgSlots * (wg_idx - 1) + 9);)
           if (t >= num_tiles) break;
-          run_tile(t);
+          run_tile(t, k);
         }
       }
     } else {
@@ -237,8 +254,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   pipe.num_consumers = kSpecExp ? Tr::kConsumerThreads / 32
                        : Tr::kWgRelease && Tr::kCluster == 1 ? Tr::kConsumerWgs : Tr::kConsumerThreads;
   if (tidx == 0) {
-    Barrier::init(&ss.barrier_q, 1);
-    Barrier::init(&ss.barrier_q_empty, Tr::kConsumerThreads);
+    for (int i = 0; i < Tr::kQSlots; ++i) {
+      Barrier::init(&ss.barrier_q[i], 1);
+      Barrier::init(&ss.barrier_q_empty[i], Tr::kConsumerThreads / Tr::kQSlots);
+    }
     for (int i = 0; i < 2; ++i) {
       Barrier::init(&ss.barrier_tile_full[i], 1);
       Barrier::init(&ss.barrier_tile_empty[i], Tr::kConsumerThreads);
@@ -261,10 +280,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     cutlass::arch::warpgroup_reg_dealloc<producer_regs(Tr::kConsumerWgs)>();
     if (tidx != 0) return;
     PipelineState write = cutlass::make_producer_start_state<Pipeline>();
-    int q_loads = 0;
+    int q_loads = 0;  // kWgQ: bit c is the parity of slice c's loads
     FLASHCUTE_TIMELINE(int tl_k = 0;)  // CTA-local tile count
     for_each_tile([&](const TileWork& w) {
       FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 0);)
+      [[maybe_unused]] const bool mirror = Tr::kMirrorRows && w.odd_turn;
       if (!w.any_key()) {  // consumers write O = 0 without touching smem
         FLASHCUTE_TIMELINE(++tl_k;)
         return;
@@ -299,15 +319,32 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         // WAR: producer_acquire waits until every consumer thread released this stage's last tile.
         pipeline_k.producer_acquire(write);
         copy(with_barrier(params.tma_k, pipeline_k.producer_get_barrier(write)), tKgK(_, n_block), tKsK(_, write.index()));
-        if (n_block == w.n_block_max - 1) {
+        if constexpr (Tr::kWgQ) {
+          // Each warpgroup's 64 rows of Q just before its first key block (the consumers'
+          // wg_block_end), once that warpgroup has freed its slice of the previous tile.
+          CUTE_UNROLL
+          for (int c = 0; c < Tr::kConsumerWgs; ++c) {
+            const int rb = mirror ? Tr::kConsumerWgs - 1 - c : c;
+            if (w.wg_block_end<kBlockN>(p, rb) - 1 != n_block) continue;
+            Barrier::wait(&ss.barrier_q_empty[c], ((q_loads >> c) & 1) ^ 1);
+            q_loads ^= 1 << c;
+            Barrier::arrive_and_expect_tx(&ss.barrier_q[c], Tr::kTmaBytesQ);
+            Tensor gQc = local_tile(mQ, Shape<_64, HeadDim>{}, make_coord(w.m_block * Tr::kConsumerWgs + rb, _0{}));
+            Tensor sQc = make_tensor(make_smem_ptr(ss.q.data() + typename Tr::SmemLayoutQ{}(64 * c, 0)),
+                                     typename Tr::SmemLayoutQWg{});  // (64, D)
+            auto [tQgQc, tQsQc] =
+                tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQc), group_modes<0, 2>(gQc));
+            copy(params.tma_q.with(ss.barrier_q[c]), tQgQc, tQsQc);
+          }
+        } else if (n_block == w.n_block_max - 1) {
           // Q after the first K block, so that (persistent) that K load is already in flight while
           // this thread waits for the previous tile to free Q's space: every consumer thread has
           // finished its reads of sQ and its O staging there. The first wait (parity 1 of a fresh
           // barrier) passes at once.
-          if constexpr (Tr::kPersistent) Barrier::wait(&ss.barrier_q_empty, (q_loads & 1) ^ 1);
+          if constexpr (Tr::kPersistent) Barrier::wait(&ss.barrier_q_empty[0], (q_loads & 1) ^ 1);
           ++q_loads;
-          Barrier::arrive_and_expect_tx(&ss.barrier_q, Tr::kTmaBytesQ);
-          copy(params.tma_q.with(ss.barrier_q), tQgQ, tQsQ);
+          Barrier::arrive_and_expect_tx(&ss.barrier_q[0], Tr::kTmaBytesQ);
+          copy(params.tma_q.with(ss.barrier_q[0]), tQgQ, tQsQ);
           FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 1);)
         }
         pipeline_v.producer_acquire(write);
@@ -373,7 +410,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   };
 
   PipelineState read;  // K/V stages, continued across tiles in step with the producer's
-  int q_phase = 0;     // parity of the next Q load's barrier phase
+  int q_phase = 0;     // parity of the next Q load's barrier phase (kWgQ: of this warpgroup's slice)
   // Timeline probe: the CTA-local tile count; stamp(s) writes slot 4 + kTimelineWgSlots cwg + s from the first
   // thread of each consumer warpgroup.
   FLASHCUTE_TIMELINE(int tl_k = 0; auto stamp = [&](int slot) {
@@ -382,13 +419,18 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
   for_each_tile([&](const TileWork& w) {
     FLASHCUTE_TIMELINE(stamp(0);)
+    // This warpgroup's 64 rows of the tile: rows [m0 + 64 rb, m0 + 64 rb + 64), held in its own rows
+    // [64 cwg, 64 cwg + 64) of sQ, sO and the fragments (kMirrorRows: rb = W - 1 - cwg on the tiles
+    // of odd ring slots, the same tiles in the producer).
+    const int rb = Tr::kMirrorRows && w.odd_turn ? Tr::kConsumerWgs - 1 - cwg : cwg;
+    const int m0_frag = w.m0 + 64 * (rb - cwg);  // the tile row of the fragments' row 0
     // Q's descriptors (MMA, MMA_M, MMA_K). In the persistent kernels that stage O in Q's space
     // (d 256) made afresh for each tile from an opaque copy of ctid: hoisted out of the tile loop,
     // their low word stayed live across it and was spilled (4 bytes per CTA, reloaded per tile).
     // Not in the others, where the fresh ones spilled instead (d 64 masked: 52 bytes; d 128
     // softcap/ALiBi: 36).
     int ctid_now = ctid;
-    if constexpr (Tr::kPersistent && !Tr::kSeparateO) asm volatile("mov.b32 %0, %0;" : "+r"(ctid_now));
+    if constexpr (Tr::kPersistent && (!Tr::kSeparateO || Tr::kMirrorRows)) asm volatile("mov.b32 %0, %0;" : "+r"(ctid_now));
     Tensor tSrQ = mma_qk.get_thread_slice(ctid_now).partition_fragment_A(sQ);
     OnlineSoftmax<kRows, 4, Tr::kSoftmaxPolicy> softmax;
     clear(acc_o);
@@ -402,10 +444,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       Tensor scores = make_tensor(acc_s.data(), gmma_rowcol_layout(acc_s.layout()));  // (rows, cols)
       const bool need_mask = !w.unmasked(n0, kBlockN);
       if constexpr (kTransform) {
-        if (need_mask) sm80::score_epilogue<true, true>(scores, tScS_rc, p, w.m0, n0, w.len_q, w.len_k, slope);
-        else sm80::score_epilogue<true, false>(scores, tScS_rc, p, w.m0, n0, w.len_q, w.len_k, slope);
+        if (need_mask) sm80::score_epilogue<true, true>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope);
+        else sm80::score_epilogue<true, false>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope);
       } else if (need_mask) {
-        sm80::score_epilogue<false, true>(scores, tScS_rc, p, w.m0, n0, w.len_q, w.len_k, slope);
+        sm80::score_epilogue<false, true>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope);
       }
       return scores;
     };
@@ -415,7 +457,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     // tile's last softmax, P V and epilogue. Otherwise it is freed after the last P V.
     auto free_q_after = [&](int n_block) {
       if constexpr (Tr::kEarlyQ) {
-        if (n_block == w.n_block_min) Barrier::arrive(&ss.barrier_q_empty);
+        if (n_block == w.n_block_min) Barrier::arrive(&ss.barrier_q_empty[0]);
       }
     };
 
@@ -430,17 +472,19 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       if (get<1>(tScS_rc(0, 0)) == 0) {  // one lane of each quad owns the row
         CUTE_UNROLL
         for (int r = 0; r < kRows; ++r) {
-          const int row = w.m0 + get<0>(tScS_rc(r, 0));
+          const int row = m0_frag + get<0>(tScS_rc(r, 0));
           if (row < w.len_q) lse_ptr[row] = lse[r];
         }
       }
     };
 
-    if (w.any_key()) {
-      Barrier::wait(&ss.barrier_q, q_phase);  // RAW: Q landed
+    // RAW: Q landed (kWgQ: this warpgroup's slice, waited for after the blocks it skips, below).
+    auto wait_q = [&] {
+      Barrier::wait(&ss.barrier_q[Tr::kWgQ ? cwg : 0], q_phase);
       q_phase ^= 1;
       FLASHCUTE_TIMELINE(stamp(1);)
-    }
+    };
+    if (!Tr::kWgQ && w.any_key()) wait_q();
     if constexpr (!Tr::kOverlap) {
       for (int n_block = w.n_block_max - 1; n_block >= w.n_block_min; --n_block) {
         Tensor acc_s = partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{});  // (MMA, MMA_M, MMA_N)
@@ -498,15 +542,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // them compute. A warpgroup with no rows, or whose rows see no key, runs one block (masked).
       int n_max = w.n_block_max;
       if constexpr (Tr::kWgKeyBlocks) {
-        const int wg_first = w.m0 + 64 * cwg;
-        const int wg_last = min(wg_first + 64, w.len_q) - 1;
-        int wg_max = w.n_block_min + 1;
-        if (wg_last >= wg_first) {
-          int begin, end;
-          visible_key_range_i32(wg_last, w.len_q, w.len_k, p.window, &begin, &end);
-          wg_max = max(wg_max, (end + kBlockN - 1) / kBlockN);
-        }
-        n_max = min(n_max, wg_max);
+        n_max = w.wg_block_end<kBlockN>(p, rb);
         for (int n_block = w.n_block_max - 1; n_block >= n_max; --n_block) {
           pipeline_k.consumer_wait(read);
           release(pipeline_k, ss.pipeline_k, read);
@@ -515,6 +551,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           ++read;
         }
       }
+      // kWgQ: the producer loads this warpgroup's slice after the blocks it skipped (their stages
+      // must be free first, so it waits here, not before them).
+      if constexpr (Tr::kWgQ) wait_q();
 
       Tensor rescale = make_tensor<float>(Shape<Int<kRows>, _1>{});  // (rows, 1): block n's O factors
       Tensor rP = make_tensor<Element>(partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{}).layout());
@@ -638,7 +677,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // Every wgmma that read sQ has completed (waited on above): the next tile's Q may land while
       // this tile's epilogue runs. Only the async proxy touched sQ, so no proxy fence is needed (nor
       // after the early arrival of kEarlyQ).
-      if (w.any_key()) Barrier::arrive(&ss.barrier_q_empty);
+      if (w.any_key()) Barrier::arrive(&ss.barrier_q_empty[Tr::kWgQ ? cwg : 0]);
     }
 
     // --- epilogue: normalize, LSE, O through smem, TMA store -----------------------------------------
@@ -657,7 +696,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
     Element* o_ptr = static_cast<Element*>(p.out) +
                      (varlen ? w.q_row0 * p.o_row_stride : w.batch * p.o_batch_stride) + w.head * p.o_head_stride;
-    const int wg_tile = w.m_block * Tr::kConsumerWgs + cwg;  // this warpgroup's 64 rows of the sequence
+    // This warpgroup's 64 rows of the sequence (w.m_block * kConsumerWgs + rb, from m0_frag, which
+    // the mask keeps live anyway: with rb live to here too the four-warpgroup kernel spilled).
+    const int wg_tile = (Tr::kMirrorRows ? m0_frag / 64 : w.m_block * Tr::kConsumerWgs) + cwg;
     const int wg_rows = w.len_q - wg_tile * 64;
     if (Tr::kPersistent && !w.any_key()) {
       // No key: O = 0, written straight from zeros. No Q was loaded for this tile, so the producer
@@ -683,7 +724,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     Tensor sO = make_tensor(make_smem_ptr(o_smem), typename Tr::SmemLayoutO{});  // (BM, kOCols)
     typename Tr::TiledMmaOChunk mma_o_chunk;
     auto r2s_copy = make_tiled_copy_C(Copy_Atom<typename Tr::SmemCopyAtomO, Element>{}, mma_o_chunk);
-    auto r2s_thr = r2s_copy.get_thread_slice(ctid);
+    auto r2s_thr = r2s_copy.get_thread_slice(Tr::kMirrorRows ? ctid_now : ctid);
     Tensor taccOsO = r2s_thr.partition_D(sO);  // (CPY, CPY_M, CPY_N)
     using OChunkLayout = decltype(partition_fragment_C(mma_o_chunk, Shape<BlockM, typename Tr::OCols>{}).layout());
     static_assert(cosize_v<OChunkLayout> * Tr::kOChunks == size(decltype(acc_o.layout()){}),
@@ -733,7 +774,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           // Q's space, where O is staged, is the next tile's Q: the store must have read it first.
           if constexpr (Tr::kPersistent && !Tr::kSeparateO) tma_store_wait<0>();
         }
-        if constexpr (Tr::kPersistent && !Tr::kSeparateO) Barrier::arrive(&ss.barrier_q_empty);
+        if constexpr (Tr::kPersistent && !Tr::kSeparateO) Barrier::arrive(&ss.barrier_q_empty[0]);
       } else {
         Tensor mO = make_tensor(make_gmem_ptr(o_ptr), make_shape(w.len_q, HeadDim{}), make_stride(p.o_row_stride, _1{}));
         Tensor gO = local_tile(mO, Shape<_64, typename Tr::OCols>{}, make_coord(wg_tile, chunk));  // (64, kOCols)
@@ -749,7 +790,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           // Q's space is free for the next tile's TMA once every consumer thread has read its O rows
           // back. The fence orders these generic-proxy accesses before the async-proxy (TMA) writes.
           cutlass::arch::fence_view_async_shared();
-          Barrier::arrive(&ss.barrier_q_empty);
+          Barrier::arrive(&ss.barrier_q_empty[0]);
         }
         sm80::copy_predicated(gmem_copy_o, tOrO, tOgO, tOcO, wg_rows, p.head_dim_v - chunk * Tr::kOCols);
       }

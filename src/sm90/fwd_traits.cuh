@@ -128,6 +128,13 @@ struct FwdTraits {
   // overlapped loop with O in its own smem, not with per-warpgroup key ranges except where O is
   // split (the plain loop and those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
   static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && (!kWgKeyBlocks || kSplitO);
+  // Q in per-warpgroup slices (tile_config.h's FLASHCUTE_SM90_FWD_WG_Q): the persistent kernels with
+  // per-warpgroup key blocks and the whole of O in its own smem (Q's space is freed after each
+  // warpgroup's last P V, not at the early release). kMirrorRows: every second tile of a CTA hands
+  // rows 64 (W - 1 - c) to consumer warpgroup c. kQSlots: Q's full and empty barriers.
+  static constexpr bool kWgQ = FLASHCUTE_SM90_FWD_WG_Q != 0 && kWgKeyBlocks && kPersistent && kFullO && !kEarlyQ;
+  static constexpr bool kMirrorRows = kWgQ && FLASHCUTE_SM90_FWD_WG_Q == 2;
+  static constexpr int kQSlots = kWgQ ? kConsumerWgs : 1;
   // The overlapped loop's last P V runs under the rows' factors and LSE (kEarlyRows) and, with O in
   // its own smem, the epilogue's first WAR wait on it (kEarlyWar); tile_config.h's
   // FLASHCUTE_SM90_FWD_EARLY_ROWS / _EARLY_WAR. Not with ping-pong: there that work competes for
@@ -151,8 +158,14 @@ struct FwdTraits {
   using StrideT = cute::Stride<int64_t, cute::_1, int64_t, int64_t>;
   using GmemTensor = decltype(cute::make_tensor(cute::make_gmem_ptr(static_cast<const Element*>(nullptr)), ShapeT{},
                                                 StrideT{}));
-  using TmaQ = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, GmemTensor{}, SmemLayoutQ{},
-                                            cute::Shape<BlockM, HeadDim>{}, cute::_1{}));
+  // Q's TMA box: the tile, or (kWgQ) one warpgroup's 64 rows, which start at element SmemLayoutQ(64 c, 0)
+  // of sQ and are laid out as SmemLayoutQWg (as O's rows are in sO).
+  using SmemLayoutQWg =
+      decltype(cute::composition(SmemLayoutQ{}, cute::Layout<cute::Shape<cute::_64, HeadDim>, cute::Stride<cute::_1, BlockM>>{}));
+  using QTmaRows = cute::Int<kWgQ ? 64 : kBlockM>;
+  using SmemLayoutQTma = std::conditional_t<kWgQ, SmemLayoutQWg, SmemLayoutQ>;
+  using TmaQ = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, GmemTensor{}, SmemLayoutQTma{},
+                                            cute::Shape<QTmaRows, HeadDim>{}, cute::_1{}));
   // K and V: with clusters, each CTA loads 1/kCluster of a block and multicasts it to the cluster.
   using TmaKVOp = std::conditional_t<(kCluster > 1), cute::SM90_TMA_LOAD_MULTICAST, cute::SM90_TMA_LOAD>;
   using TmaKV = decltype(cute::make_tma_copy(TmaKVOp{}, GmemTensor{}, cute::take<0, 2>(SmemLayoutK{}),
@@ -183,7 +196,7 @@ struct FwdTraits {
                                            cute::AutoVectorizingCopyWithAssumedAlignment<32>,
                                            cute::SM90_U32x4_STSM_N>;
 
-  static constexpr uint32_t kTmaBytesQ = kBlockM * kHeadDim * sizeof(Element);
+  static constexpr uint32_t kTmaBytesQ = QTmaRows::value * kHeadDim * sizeof(Element);  // one Q load
   static constexpr uint32_t kTmaBytesKV = kBlockN * kHeadDim * sizeof(Element);
 
   using Pipeline = cutlass::PipelineTmaAsync<kStages>;
@@ -197,8 +210,8 @@ struct FwdTraits {
     alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutK>, 1024> k;
     alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutV>, 1024> v;
     [[no_unique_address]] OStorage o;  // empty unless kSeparateO
-    alignas(8) uint64_t barrier_q;        // Q landed (TMA transaction bytes)
-    alignas(8) uint64_t barrier_q_empty;  // persistent: consumers are done with Q's space
+    alignas(8) uint64_t barrier_q[kQSlots];        // Q (kWgQ: warpgroup c's slice) landed (TMA transaction bytes)
+    alignas(8) uint64_t barrier_q_empty[kQSlots];  // persistent: consumers are done with Q's space (slice)
     alignas(8) uint64_t barrier_tile_full[2];   // persistent: the producer wrote tile_id[i]
     alignas(8) uint64_t barrier_tile_empty[2];  // persistent: every consumer thread read tile_id[i]
     int tile_id[2];                             // persistent: the next tiles' TileOrder indices

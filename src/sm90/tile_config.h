@@ -328,6 +328,16 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_EARLY_WAR
 #define FLASHCUTE_SM90_FWD_EARLY_WAR 1
 #endif
+// The masked short tiles (per-warpgroup key blocks, persistent, O in its own smem) with Q in
+// per-warpgroup slices (fwd_traits.cuh, kWgQ): each consumer warpgroup waits for and frees its own
+// 64 rows of Q, which the producer loads just before that warpgroup's first key block, so a
+// warpgroup whose rows see fewer keys goes on to the next tile without waiting for the others at
+// Q (the K/V ring's stages bound how far ahead it gets). 2: besides, every second tile of a CTA
+// hands its rows to the warpgroups in reverse order (warpgroup c takes rows 64 (W - 1 - c)), so
+// over two tiles each warpgroup runs both ends of the causal diagonal. 0: one Q for the CTA.
+#ifndef FLASHCUTE_SM90_FWD_WG_Q
+#define FLASHCUTE_SM90_FWD_WG_Q 0
+#endif
 // Every row's early_q_release (-1 keeps the rows'; 0 off; 1 on).
 #ifndef FLASHCUTE_SM90_FWD_EARLY_Q
 #define FLASHCUTE_SM90_FWD_EARLY_Q -1
