@@ -335,8 +335,13 @@ constexpr int persistent_limit_choice(int measured) {
 // Q (the K/V ring's stages bound how far ahead it gets). 2: besides, every second tile of a CTA
 // hands its rows to the warpgroups in reverse order (warpgroup c takes rows 64 (W - 1 - c)), so
 // over two tiles each warpgroup runs both ends of the causal diagonal. 0: one Q for the CTA.
+// Session 35 (H200, ab_steady, bf16, 600 launches, 2 rounds; d 64's masked short tiles, the only
+// instantiations this reaches): 1 read 1.007 / 1.001 at causal 512 / 1k (the warpgroup with the
+// most keys is the same on every tile, so nothing to absorb); 2 read 1.056 (1.050-1.061) and
+// 1.022 (1.021-1.024). With 2, the masked short tiles at 2k keys matched the masked kernel (1.001;
+// without the reversal they lost 6.8% there in session 21), so D64_SHORT_MASKED_MAX stays 1024.
 #ifndef FLASHCUTE_SM90_FWD_WG_Q
-#define FLASHCUTE_SM90_FWD_WG_Q 0
+#define FLASHCUTE_SM90_FWD_WG_Q 2
 #endif
 // Every row's early_q_release (-1 keeps the rows'; 0 off; 1 on).
 #ifndef FLASHCUTE_SM90_FWD_EARLY_Q

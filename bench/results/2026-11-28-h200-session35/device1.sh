@@ -13,14 +13,14 @@ for v in $(ls $B); do echo "--fwd-workspace zeroed" > $B/$v/args; done
 chk() {  # fp64 checks (rc 3 = check failed) of binary $1 on the masked short tiles' shapes
   local b=$1; shift
   for ws in yes no; do
-    for s in 256 300 500 512 700 1000 1024; do
-      out=$(timeout 60 $b run --backend sm90 --dtype bf16 --d 64 --batch 4 --heads 16 --seqlen $s --causal --check-heads 3 --iters 2 --fwd-workspace $ws 2>&1)
+    for s in 256 300 500 512 700 1000 1024 1500 2048; do
+      out=$(timeout 60 $b run --backend sm90 --dtype bf16 --d 64 --batch 8 --heads 32 --seqlen $s --causal --check-heads 40 --iters 2 --fwd-workspace $ws 2>&1)
       echo "rc=$? causal s=$s ws=$ws :: $(echo "$out" | grep -i -E 'max|err|check' | tr '\n' ' ' | cut -c1-200)"
     done
     for extra in "--seqlen-q 300 --seqlen-k 1000 --causal" "--seqlen-q 1000 --seqlen-k 400 --causal" "--seqlen 1000 --window-left 100 --window-right 50" \
                  "--seqlen 900 --window-left 300 --window-right 0" "--seqlen 1024 --heads-kv 4 --causal" "--seqlen-q 1 --seqlen-k 700 --causal" \
-                 "--seqlen 1000 --causal --batch 16 --heads 16"; do
-      out=$(timeout 60 $b run --backend sm90 --dtype bf16 --d 64 --batch 3 --heads 16 --check-heads 3 --iters 2 --fwd-workspace $ws $extra 2>&1)
+                 "--seqlen 1000 --causal --heads-kv 1"; do
+      out=$(timeout 60 $b run --backend sm90 --dtype bf16 --d 64 --batch 6 --heads 32 --check-heads 24 --iters 2 --fwd-workspace $ws $extra 2>&1)
       echo "rc=$? $extra ws=$ws :: $(echo "$out" | grep -i -E 'max|err|check' | tr '\n' ' ' | cut -c1-200)"
     done
   done
@@ -32,6 +32,11 @@ for v in wgq mir mir2k; do
   grep -v '^rc=0' $O/r/checks-$v.txt | head -3
 done
 t0=$SECONDS
+timeout 240 python3 bench/ab_steady.py --bin-dir $B --variants base,wgq,mir,mir2k --peer sdpa_cudnn \
+  --case 64:yes:512 --case 64:yes:1024 --case 64:yes:2048 \
+  --iters 600 --rounds 2 --out $O/r/ab-wgq.md > $O/r/ab-wgq.log 2>&1
+echo "ab rc=$? ($((SECONDS - t0)) s)"; tail -14 $O/r/ab-wgq.md
+t0=$SECONDS
 b=$B/mir/flashcute
 san() {
   local tool=$1; shift
@@ -40,17 +45,12 @@ san() {
 }
 {
   for tool in racecheck synccheck; do
-    san $tool --batch 2 --heads 8 --seqlen 700 --causal --fwd-workspace yes
-    san $tool --batch 2 --heads 8 --seqlen 1000 --causal --fwd-workspace no
-    san $tool --batch 1 --heads 4 --seqlen 900 --window-left 300 --window-right 0 --fwd-workspace no
+    san $tool --batch 4 --heads 16 --seqlen 700 --causal --fwd-workspace yes
+    san $tool --batch 4 --heads 16 --seqlen 1000 --causal --fwd-workspace no
   done
-  san memcheck --batch 2 --heads 8 --seqlen 700 --causal --fwd-workspace yes
-  san initcheck --batch 2 --heads 8 --seqlen 500 --causal --fwd-workspace no
+  san racecheck --batch 4 --heads 16 --seqlen 900 --window-left 300 --window-right 0 --fwd-workspace no
+  san memcheck --batch 4 --heads 16 --seqlen 700 --causal --fwd-workspace yes
+  san initcheck --batch 4 --heads 32 --seqlen 500 --causal --fwd-workspace no
 } > $O/r/sanitizer-mir.txt 2>&1
 echo "sanitizer ($((SECONDS - t0)) s)"; cat $O/r/sanitizer-mir.txt
-t0=$SECONDS
-timeout 330 python3 bench/ab_steady.py --bin-dir $B --variants base,wgq,mir,mir2k --peer sdpa_cudnn \
-  --case 64:yes:512 --case 64:yes:1024 --case 64:yes:2048 \
-  --iters 600 --rounds 2 --out $O/r/ab-wgq.md > $O/r/ab-wgq.log 2>&1
-echo "ab rc=$? ($((SECONDS - t0)) s)"; tail -14 $O/r/ab-wgq.md
 cd $O && tar czf r.tgz r && rm -rf r
