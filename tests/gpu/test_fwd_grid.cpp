@@ -452,7 +452,7 @@ TEST_P(FullGrid, MatchesReference) {
 std::vector<FwdCase> full_persistent() {
   std::vector<FwdCase> v;
   uint64_t seed = 15000;
-  v.push_back(mk(kBf16, 8, {1000, 1000}, {16, 4}, 64, Mask::kCausal, seed++));   // 768 tiles of 192 rows
+  v.push_back(mk(kBf16, 8, {1000, 1000}, {16, 4}, 64, Mask::kCausal, seed++));   // 512 tiles of 256 rows
   v.push_back(mk(kFp16, 8, {1024, 960}, {16, 16}, 128, Mask::kNone, seed++));   // 1024 tiles of 128 rows
   v.push_back(mk(kBf16, 6, {777, 1024}, {24, 8}, 128, Mask::kWin32_8, seed++));  // 1008 tiles
   FwdCase c = mk(kFp16, 8, {900, 700}, {16, 8}, 64, Mask::kCausal, seed++);       // rows left empty
@@ -492,6 +492,11 @@ std::vector<FwdCase> full_persistent() {
   v.push_back(mk(kBf16, 2, {1024, 4096}, {8, 2}, 256, Mask::kNone, seed++));  // 8 x 16 tiles
   v.push_back(mk(kBf16, 3, {200, 5000}, {6, 1}, 256, Mask::kNone, seed++));   // 2 x 18 tiles
   v.push_back(mk(kFp16, 1, {384, 4200}, {4, 4}, 256, Mask::kNone, seed++));   // 3 x 4 tiles
+  // d 64's masked short tiles with per-warpgroup Q, whose odd ring slots reverse the rows'
+  // warpgroups (tile_config.h, FLASHCUTE_SM90_FWD_WG_Q): a window, and causal with more keys than
+  // queries, several tiles per CTA.
+  v.push_back(mk(kFp16, 8, {1000, 1000}, {16, 4}, 64, Mask::kWin32_8, seed++));  // 512 tiles of 256 rows
+  v.push_back(mk(kBf16, 8, {700, 1024}, {16, 16}, 64, Mask::kCausal, seed++));  // 384 tiles
   // d 64's short_wgs instantiation (unmasked plain problems whose query rows pad less to its tiles):
   // 512 tiles of 256 rows, GQA; varlen whose longest sequence (1000 rows) picks it.
   v.push_back(mk(kFp16, 8, {1000, 1000}, {16, 4}, 64, Mask::kNone, seed++));
