@@ -492,9 +492,8 @@ std::vector<FwdCase> full_persistent() {
   v.push_back(mk(kBf16, 2, {1024, 4096}, {8, 2}, 256, Mask::kNone, seed++));  // 8 x 16 tiles
   v.push_back(mk(kBf16, 3, {200, 5000}, {6, 1}, 256, Mask::kNone, seed++));   // 2 x 18 tiles
   v.push_back(mk(kFp16, 1, {384, 4200}, {4, 4}, 256, Mask::kNone, seed++));   // 3 x 4 tiles
-  // d 64's masked short tiles with per-warpgroup Q, whose odd ring slots reverse the rows'
-  // warpgroups (tile_config.h, FLASHCUTE_SM90_FWD_WG_Q): a window, and causal with more keys than
-  // queries, several tiles per CTA.
+  // d 64's masked short tiles over several tiles per CTA: a window, and causal with more keys than
+  // queries (built with FLASHCUTE_SM90_FWD_WG_Q=2, the odd ring slots' reversed rows; tile_config.h).
   v.push_back(mk(kFp16, 8, {1000, 1000}, {16, 4}, 64, Mask::kWin32_8, seed++));  // 512 tiles of 256 rows
   v.push_back(mk(kBf16, 8, {700, 1024}, {16, 16}, 64, Mask::kCausal, seed++));  // 384 tiles
   // d 64's short_wgs instantiation (unmasked plain problems whose query rows pad less to its tiles):
