@@ -137,6 +137,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // The speculative recompute's coordinates made inside its branch (tile_config.h, recompute_opaque_choice):
   // the non-persistent kernels only (measured there; the persistent ones keep the kernel's).
   constexpr bool kOpaqueCoords = recompute_opaque_choice() && !Tr::kPersistent;
+  // tile_config.h: the warpgroup barrier in the skipped blocks' loop (-1: with per-warpgroup Q).
+  constexpr bool kSkipSync = FLASHCUTE_SM90_FWD_SKIP_SYNC < 0 ? Tr::kWgQ : FLASHCUTE_SM90_FWD_SKIP_SYNC != 0;
   const FwdParams& p = params.p;
   const bool varlen = p.cu_seqlens_q != nullptr;
   const int tidx = threadIdx.x;
@@ -430,7 +432,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     // Not in the others, where the fresh ones spilled instead (d 64 masked: 52 bytes; d 128
     // softcap/ALiBi: 36).
     int ctid_now = ctid;
-    if constexpr (Tr::kPersistent && (!Tr::kSeparateO || Tr::kMirrorRows)) asm volatile("mov.b32 %0, %0;" : "+r"(ctid_now));
+    // (kMirrorRows: also Q's descriptors and the epilogue's stmatrix addresses, which spilled 8 bytes
+    // hoisted out of the tile loop.)
+    if constexpr (Tr::kPersistent && (!Tr::kSeparateO || Tr::kMirrorRows))
+      asm volatile("mov.b32 %0, %0;" : "+r"(ctid_now));
     Tensor tSrQ = mma_qk.get_thread_slice(ctid_now).partition_fragment_A(sQ);
     OnlineSoftmax<kRows, 4, Tr::kSoftmaxPolicy> softmax;
     clear(acc_o);
@@ -544,10 +549,32 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       if constexpr (Tr::kWgKeyBlocks) {
         n_max = w.wg_block_end<kBlockN>(p, rb);
         for (int n_block = w.n_block_max - 1; n_block >= n_max; --n_block) {
-          pipeline_k.consumer_wait(read);
-          release(pipeline_k, ss.pipeline_k, read);
-          pipeline_v.consumer_wait(read);
-          release(pipeline_v, ss.pipeline_v, read);
+          if constexpr (Tr::kWgRelease && kSkipSync) {
+            // With one release per warpgroup every warp must have seen both stages land before the
+            // one thread frees them: no wgmma here makes the warps meet (the products'
+            // .sync.aligned does elsewhere). Otherwise, where this is a stage's last release, the
+            // producer can refill it before a lagging warp's parity wait, which then waits for the
+            // fill after that (it cannot tell phases two apart): a hang (session 35's CPU model,
+            // bench/results/2026-11-28-h200-session35/wgq_protocol_model.py).
+            // The barrier's id from the thread index read afresh here (from cwg, kept live across
+            // the loop, the reversed rows' kernel spilled 4 bytes).
+            auto warpgroup_sync = [] {
+              uint32_t tid;
+              asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+              named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + tid / kWarpgroupThreads - 1,
+                                 kWarpgroupThreads);
+            };
+            pipeline_k.consumer_wait(read);
+            pipeline_v.consumer_wait(read);
+            warpgroup_sync();
+            release(pipeline_k, ss.pipeline_k, read);
+            release(pipeline_v, ss.pipeline_v, read);
+          } else {
+            pipeline_k.consumer_wait(read);
+            release(pipeline_k, ss.pipeline_k, read);
+            pipeline_v.consumer_wait(read);
+            release(pipeline_v, ss.pipeline_v, read);
+          }
           ++read;
         }
       }

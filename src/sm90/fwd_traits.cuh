@@ -160,8 +160,8 @@ struct FwdTraits {
                                                 StrideT{}));
   // Q's TMA box: the tile, or (kWgQ) one warpgroup's 64 rows, which start at element SmemLayoutQ(64 c, 0)
   // of sQ and are laid out as SmemLayoutQWg (as O's rows are in sO).
-  using SmemLayoutQWg =
-      decltype(cute::composition(SmemLayoutQ{}, cute::Layout<cute::Shape<cute::_64, HeadDim>, cute::Stride<cute::_1, BlockM>>{}));
+  using SmemLayoutQWg = decltype(cute::composition(
+      SmemLayoutQ{}, cute::Layout<cute::Shape<cute::_64, HeadDim>, cute::Stride<cute::_1, BlockM>>{}));
   using QTmaRows = cute::Int<kWgQ ? 64 : kBlockM>;
   using SmemLayoutQTma = std::conditional_t<kWgQ, SmemLayoutQWg, SmemLayoutQ>;
   using TmaQ = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, GmemTensor{}, SmemLayoutQTma{},

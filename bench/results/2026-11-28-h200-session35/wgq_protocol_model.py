@@ -10,12 +10,25 @@ barrier's current phase parity differs from P). Each run picks a random tile seq
 tile) and random speeds per process; a state where no process can move and no TMA is in flight is
 reported as a deadlock.
 
-    python3 wgq_protocol_model.py [STAGES] [RUNS]
+    python3 wgq_protocol_model.py [STAGES] [RUNS] [WARPS]
+
+Session 35's first version modeled whole warpgroups and found nothing. At the granularity of
+warps (WARPS = 4, the default) it finds the hang: in the loop over the key blocks a warpgroup's rows
+do not see, warp 0 frees each stage as soon as it has seen the stage land, while the other three
+warps may not have waited for it yet. Where that free is the stage's last (the others already
+computed the block: with the reversed rows, the skipping warpgroup is the one that ran late on the
+previous tile), the producer refills the stage, and a lagging warp's parity wait then refers to a
+phase two fills back: it waits for the fill after (try_wait.parity cannot tell phases two apart).
+`skip_sync` (a warpgroup barrier before each of those frees) removes it. The model finds the same
+race in the one-Q kernel (wg_q=False, FLASHCUTE_SM90_FWD_WG_Q=0), where it needs larger drift
+between a warpgroup's warps (all warpgroups meet at Q at each tile's start); on the GPU it was seen
+only with the reversed rows, under compute-sanitizer.
 """
 import random
 import sys
 
 W = 4  # consumer warpgroups
+WARPS = 4  # warps per warpgroup (1: whole-warpgroup granularity)
 
 
 class MBar:
@@ -45,14 +58,34 @@ class MBar:
         return (self.phase & 1) != parity
 
 
-def run(tiles, mirror, stages, seed):
+class WgBarrier:
+    """bar.sync of one warpgroup's warps (a named barrier, or wgmma's .sync.aligned)."""
+
+    def __init__(self, mut):
+        self.arrived, self.generation, self.mut = 0, 0, mut
+
+    def sync(self):
+        gen = self.generation
+        self.arrived += 1
+        self.mut[0] += 1
+        if self.arrived == WARPS:
+            self.arrived, self.generation = 0, self.generation + 1
+        while self.generation == gen:
+            yield ("wait", self)
+
+
+def run(tiles, mirror, stages, seed, skip_sync, wg_q=True):
     rnd = random.Random(seed)
     mut = [0]
     bar = lambda n: MBar(n, mut)  # noqa: E731
     full_k, empty_k = [bar(1) for _ in range(stages)], [bar(W) for _ in range(stages)]
     full_v, empty_v = [bar(1) for _ in range(stages)], [bar(W) for _ in range(stages)]
-    q_full, q_empty = [bar(1) for _ in range(W)], [bar(1) for _ in range(W)]
-    t_full, t_empty = [bar(1) for _ in range(2)], [bar(W) for _ in range(2)]
+    # wg_q=False: one Q for the CTA (FLASHCUTE_SM90_FWD_WG_Q=0), loaded after the tile's first K and
+    # freed by every consumer thread.
+    q_full = [bar(1) for _ in range(W)] if wg_q else [bar(1)] * W
+    q_empty = [bar(WARPS) for _ in range(W)] if wg_q else [bar(W * WARPS)] * W
+    t_full, t_empty = [bar(1) for _ in range(2)], [bar(W * WARPS) for _ in range(2)]
+    wg_bar = [WgBarrier(mut) for _ in range(W)]
     slot, in_flight, end = [None, None], [], None
 
     def blocks(m):  # key blocks of query block m
@@ -85,7 +118,7 @@ def run(tiles, mirror, stages, seed):
                 tma(full_k[wi])
                 for c in range(W):
                     rb = W - 1 - c if odd else c
-                    if first(t, rb) != n:
+                    if (first(t, rb) if wg_q else (blocks(t) - 1 if c == 0 else -1)) != n:
                         continue
                     yield from wait(q_empty[c], ((q_loads >> c) & 1) ^ 1)
                     q_loads ^= 1 << c
@@ -97,8 +130,19 @@ def run(tiles, mirror, stages, seed):
                     wi, wph = 0, wph ^ 1
                 yield ("step", None)
 
-    def consumer(c):
+    def consumer(c, warp):
+        # One warp of warpgroup c. Warp 0's thread 0 frees the K/V stages for the warpgroup
+        # (kWgRelease); each product is a warpgroup-wide wgmma (.sync.aligned), modeled as a
+        # warpgroup barrier; every warp arrives on the tile ring's and Q's empty barriers.
         ri, rph, qph, k = 0, 0, 0, 0
+        lead = warp == 0
+
+        def release(b):
+            if lead:
+                b.arrive()
+
+        def product():
+            yield from wg_bar[c].sync()
 
         def advance(i, ph):
             i += 1
@@ -113,35 +157,43 @@ def run(tiles, mirror, stages, seed):
                 return
             rb = W - 1 - c if mirror and (k & 1) else c
             n_max = first(t, rb) + 1
+            if not wg_q:
+                yield from wait(q_full[c], qph)
+                qph ^= 1
             for _ in range(blocks(t) - 1, n_max - 1, -1):  # the blocks its rows do not see
                 yield from wait(full_k[ri], rph)
-                empty_k[ri].arrive()
+                if skip_sync:
+                    yield from wg_bar[c].sync()
+                release(empty_k[ri])
                 yield from wait(full_v[ri], rph)
-                empty_v[ri].arrive()
+                if skip_sync:
+                    yield from wg_bar[c].sync()
+                release(empty_v[ri])
                 ri, rph = advance(ri, rph)
-            yield from wait(q_full[c], qph)
-            qph ^= 1
+            if wg_q:
+                yield from wait(q_full[c], qph)
+                qph ^= 1
             yield from wait(full_k[ri], rph)  # the first block: S only
-            yield ("step", None)
-            empty_k[ri].arrive()
+            yield from product()
+            release(empty_k[ri])
             pi, pph = ri, rph
             ri, rph = advance(ri, rph)
             for _ in range(n_max - 2, -1, -1):  # S[n] with P V[n + 1]
                 yield from wait(full_k[ri], rph)
                 yield from wait(full_v[pi], pph)
-                yield ("step", None)
-                empty_k[ri].arrive()
-                empty_v[pi].arrive()
+                yield from product()
+                release(empty_k[ri])
+                release(empty_v[pi])
                 pi, pph = ri, rph
                 ri, rph = advance(ri, rph)
             yield from wait(full_v[pi], pph)  # the last P V
-            yield ("step", None)
-            empty_v[pi].arrive()
+            yield from product()
+            release(empty_v[pi])
             q_empty[c].arrive()
             yield ("step", None)  # epilogue
             k += 1
 
-    procs = {"P": producer(), **{f"C{c}": consumer(c) for c in range(W)}}
+    procs = {"P": producer(), **{f"C{c}w{w}": consumer(c, w) for c in range(W) for w in range(WARPS)}}
     speed = {n: rnd.choice([0.05, 0.3, 1, 3, 20]) for n in procs}
     land_p = rnd.choice([0.02, 0.3, 0.9])
     alive, last = set(procs), {}
@@ -172,19 +224,23 @@ def run(tiles, mirror, stages, seed):
 
 
 def main():
+    global WARPS
     stages = int(sys.argv[1]) if len(sys.argv) > 1 else 4
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 500
-    bad = 0
-    for seed in range(runs):
-        rnd = random.Random(1000 + seed)
-        q_blocks = rnd.choice([2, 4])  # 512 or 1k keys
-        tiles = [rnd.randrange(q_blocks) for _ in range(rnd.randrange(1, 12))]
-        for mirror in (False, True):
-            r = run(tiles, mirror, stages, seed)
-            if r != "ok":
-                bad += 1
-                print(seed, tiles, "mirror" if mirror else "in order", r)
-    print(f"stages {stages}: {2 * runs} runs, {bad} not ok")
+    WARPS = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+    for skip_sync in (False, True):
+        for wg_q, mirror in ((False, False), (True, False), (True, True)):
+            bad = 0
+            for seed in range(runs):
+                rnd = random.Random(1000 + seed)
+                q_blocks = rnd.choice([2, 4])  # 512 or 1k keys
+                tiles = [rnd.randrange(q_blocks) for _ in range(rnd.randrange(1, 12))]
+                r = run(tiles, mirror, stages, seed, skip_sync, wg_q)
+                if r != "ok":
+                    bad += 1
+            mode = "one Q" if not wg_q else "Q per warpgroup, " + ("rows reversed on odd tiles" if mirror else "rows in order")
+            print(f"stages {stages}, warps {WARPS}, {mode}, "
+                  f"warpgroup barrier in the skip loop: {'yes' if skip_sync else 'no'}: {runs} runs, {bad} not ok")
 
 
 if __name__ == "__main__":
