@@ -204,7 +204,7 @@ def run(tiles, mirror, stages, seed, skip_sync, wg_q=True):
             in_flight.pop(rnd.randrange(len(in_flight))).land(1)
             continue
         before, moved = mut[0], False
-        for n in sorted(alive, key=lambda n: rnd.random() ** (1.0 / speed[n]), reverse=True):
+        for n in sorted(sorted(alive), key=lambda n: rnd.random() ** (1.0 / speed[n]), reverse=True):
             try:
                 last[n] = next(procs[n])
             except StopIteration:
