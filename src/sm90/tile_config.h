@@ -340,23 +340,25 @@ constexpr int persistent_limit_choice(int measured) {
 // most keys is the same on every tile, so nothing to absorb); 2 read 1.056 (1.050-1.061) and
 // 1.022 (1.021-1.024). With 2, the masked short tiles at 2k keys matched the masked kernel (1.001;
 // without the reversal they lost 6.8% there in session 21), so D64_SHORT_MASKED_MAX stays 1024.
-// Off, because 2 was not clean: under compute-sanitizer memcheck, d 64 causal 512 (batch 2, 40
-// heads) with a workspace (the dynamic scheduler) never finished (killed after 15 s and 40 s; 1 s
-// without a workspace, with 1, and with 0), although its fp64 checks, the GPU tests, racecheck and
-// synccheck passed. A CPU model at warp granularity then found a race that explains it
-// (SKIP_SYNC, now part of WG_Q; docs/perf-notes.md, session 35), after the session's device time
-// was spent: turn 2 on only after a GPU run of it with the barrier is clean under the sanitizers.
+// Session 35: 2 never finished under compute-sanitizer memcheck (d 64 causal 512, batch 2, 40
+// heads, a workspace); a CPU model at warp granularity found the race in the release of skipped key
+// blocks (SKIP_SYNC below). Session 36, with the barrier (H200): memcheck on that case (3 seeds) and
+// at 700, initcheck, synccheck, racecheck (512 and 700) all clean and quick (0-5 s); 30 fp64 checks
+// of the short tiles' shapes pass for 2 and for 2 with 6 or 8 stages; ab_steady (600 launches, 2
+// rounds) 1.059 (1.051-1.067) causal 512 and 1.009 (1.004-1.013) 1k against 0. On; 6 and 8 stages
+// read 1.046 / 1.007 and 1.043 / 1.013, no better than 4 (D64_SHORT_STAGES stays).
 #ifndef FLASHCUTE_SM90_FWD_WG_Q
-#define FLASHCUTE_SM90_FWD_WG_Q 0
+#define FLASHCUTE_SM90_FWD_WG_Q 2
 #endif
 // Per-warpgroup key blocks with one K/V release per warpgroup (d 64's masked short tiles): a
 // warpgroup barrier before each release of a block the warpgroup skips, so that no warp is still to
 // wait for the stage when it is refilled (fwd_kernel.cuh; without it a lagging warp's parity wait
 // can refer to a phase two fills back and hang: session 35's CPU model found it, in every mode of
 // WG_Q). -1: with WG_Q only (whose reversed rows make the skipping warpgroup the stage's last
-// releaser, so the refill comes at once); 1: also on the one-Q kernel, where the same drift between
-// a warpgroup's warps has never been seen to happen; 0: never. Not yet run on a GPU with the
-// barrier: -1 keeps the default kernels those of sessions 21-34 until it is.
+// releaser, so the refill comes at once); 1: also on the one-Q kernel (WG_Q 0), where the same
+// drift between a warpgroup's warps has never been seen to happen; 0: never. Session 36 (H200):
+// 1 on the one-Q kernel was sanitizer-clean and passed its 30 fp64 checks but read 1.017 / 0.975
+// (0.962-0.988) at causal 512 / 1k against -1, so -1 stays: the default kernel (WG_Q 2) has it.
 #ifndef FLASHCUTE_SM90_FWD_SKIP_SYNC
 #define FLASHCUTE_SM90_FWD_SKIP_SYNC -1
 #endif
