@@ -8,7 +8,8 @@ warpgroup's first thread at the tile's start, when its wait for Q returned, afte
 first S = Q K^T, when it completed, when the last P V completed and when the epilogue is done;
 dumps with 12 slots per warpgroup (32 a tile, since session 29) add stamps inside the epilogue (LSE
 stored, sO's WAR barrier passed, O in smem, O's barrier passed) and the tile index's read from the
-ring, before the tile's start. The launcher dumps them to $FLASHCUTE_TIMELINE_OUT after every launch
+ring, before the tile's start. Since session 36 a tile has 56 slots: four consumer warpgroups (32-slot
+dumps hold two). The launcher dumps them to $FLASHCUTE_TIMELINE_OUT after every launch
 (the last launch's stay).
 
     FLASHCUTE_TIMELINE_OUT=t.bin flashcute bench --d 128 --seqlen 512 --causal false --iters 3 ...
@@ -38,6 +39,11 @@ EPILOGUE_PHASES = [("  last P V complete -> finalize, LSE stored", 4, 6), ("  LS
 def wg_stride(slots):
     """Slots per consumer warpgroup: 6 in 16-slot dumps, 12 in 32-slot ones."""
     return 6 if slots <= 16 else 12
+
+
+def recorded_wgs(meta):
+    """Consumer warpgroups with stamps in this dump (2 in 16- and 32-slot dumps, 4 in 56-slot ones)."""
+    return min(meta["wgs"], (meta["slots"] - 4) // wg_stride(meta["slots"]))
 
 
 def load(path):
@@ -74,13 +80,13 @@ def main():
              f"grid {meta['grid']}, block {meta['block_m']} x {meta['block_n']}, {meta['wgs']} consumer warpgroups, "
              f"{'persistent' if meta['persistent'] else 'one tile per CTA'}, seqlen_k {meta['seqlen_k']}, "
              f"{len(recs)} tiles recorded (clock64 cycles)", ""]
-    lines += ["| phase | " + " | ".join(f"warpgroup {w}" for w in range(min(meta['wgs'], 2))) + " |",
-              "|---|" + "---|" * min(meta["wgs"], 2)]
+    nw = recorded_wgs(meta)
+    lines += ["| phase | " + " | ".join(f"warpgroup {w}" for w in range(nw)) + " |", "|---|" + "---|" * nw]
     stride = wg_stride(meta["slots"])
     phases = PHASES + (EPILOGUE_PHASES if stride >= 12 else [])
     for name, s0, s1 in phases:
         cells = []
-        for w in range(min(meta["wgs"], 2)):
+        for w in range(nw):
             base = 4 + stride * w
             xs = []
             for r in recs.values():
@@ -90,18 +96,18 @@ def main():
             cells.append(f"{mean(xs):.0f}" if xs else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     # tile span and the gap to the next tile of the same CTA (persistent) or SM (one tile per CTA)
-    for w in range(min(meta["wgs"], 2)):
+    for w in range(nw):
         base = 4 + stride * w
         spans = [r[base + 5] - r[base] for r in recs.values() if r[base] and r[base + 5]]
         lines.append(f"| warpgroup {w}: tile start -> epilogue done | {mean(spans):.0f} |")
-    gaps = {0: [], 1: []}
-    ring = {0: [], 1: []}  # epilogue done -> the next tile's index read from the ring
+    gaps = {w: [] for w in range(nw)}
+    ring = {w: [] for w in range(nw)}  # epilogue done -> the next tile's index read from the ring
     if meta["persistent"]:
         for (cta, k), r in recs.items():
             nxt = recs.get((cta, k + 1))
             if nxt is None:
                 continue
-            for w in range(min(meta["wgs"], 2)):
+            for w in range(nw):
                 base = 4 + stride * w
                 if r[base + 5] and nxt[base]:
                     gaps[w].append(nxt[base] - r[base + 5])
@@ -112,16 +118,33 @@ def main():
         for (cta, k), r in recs.items():
             by_sm.setdefault(r[3], []).append(r)
         for rs in by_sm.values():
-            for w in range(min(meta["wgs"], 2)):
+            for w in range(nw):
                 base = 4 + stride * w
                 seq = sorted((r for r in rs if r[base] and r[base + 5]), key=lambda r: r[base])
                 for r0, r1 in zip(seq, seq[1:]):
                     gaps[w].append(r1[base] - r0[base + 5])
-    for w in range(min(meta["wgs"], 2)):
+    for w in range(nw):
         lines.append(f"| warpgroup {w}: epilogue done -> next tile's start ({'CTA' if meta['persistent'] else 'SM'}) "
                      f"| {mean(gaps[w]):.0f} |")
         if ring[w]:
             lines.append(f"| warpgroup {w}: epilogue done -> next tile's index read from the ring | {mean(ring[w]):.0f} |")
+    # Persistent: each warpgroup's share of its CTA's span (first tile start -> last epilogue done)
+    # between its Q wait's return and its last P V's completion, summed over the CTA's tiles; the rest
+    # is the skip loop, waits for Q and the ring, the epilogue and the gaps between tiles.
+    if meta["persistent"]:
+        for w in range(nw):
+            base = 4 + stride * w
+            shares = []
+            for cta in sorted({c for c, _ in recs}):
+                rs = [recs[(c, k)] for (c, k) in sorted(recs) if c == cta]
+                rs = [r for r in rs if r[base] and r[base + 5] and r[base + 1] and r[base + 4]]
+                if not rs:
+                    continue
+                span = max(r[base + 5] for r in rs) - min(r[base] for r in rs)
+                if span > 0:
+                    shares.append(sum(r[base + 4] - r[base + 1] for r in rs) / span)
+            lines.append(f"| warpgroup {w}: Q wait returned -> last P V complete, share of the CTA's span | "
+                         f"{mean(shares):.3f} |")
     # producer: Q issue and last V issue against warpgroup 0's tile start
     q_lead = [r[4] - r[1] for r in recs.values() if r[1] and r[4]]
     v_end = [r[8] - r[2] for r in recs.values() if r[2] and r[8]]  # slot 8 = 4 + 4: warpgroup 0's last P V

@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           // Every consumer thread arrives after its own read (an arrival per warp after __syncwarp is
           // also ordered, but compute-sanitizer's racecheck reports it as a hazard).
           Barrier::arrive(&ss.barrier_tile_empty[slot]);
-          FLASHCUTE_TIMELINE(if (threadIdx.x % kWarpgroupThreads == 0 && wg_idx <= 2)
+          FLASHCUTE_TIMELINE(if (threadIdx.x % kWarpgroupThreads == 0 && wg_idx <= kTimelineWgs)
                                  timeline_stamp(params, k, 4 + kTimelineWgSlots * (wg_idx - 1) + 9);)
           if (t >= num_tiles) break;
           run_tile(t, k);
@@ -416,7 +416,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // Timeline probe: the CTA-local tile count; stamp(s) writes slot 4 + kTimelineWgSlots cwg + s from the first
   // thread of each consumer warpgroup.
   FLASHCUTE_TIMELINE(int tl_k = 0; auto stamp = [&](int slot) {
-    if (wtid == 0 && cwg < 2) timeline_stamp(params, tl_k, 4 + kTimelineWgSlots * cwg + slot);
+    if (wtid == 0 && cwg < kTimelineWgs) timeline_stamp(params, tl_k, 4 + kTimelineWgSlots * cwg + slot);
   };)
 
   for_each_tile([&](const TileWork& w) {

@@ -431,12 +431,13 @@ constexpr int cluster_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_TIMELINE
 #define FLASHCUTE_SM90_FWD_TIMELINE 0
 #endif
-// Stamps per (CTA, tile): 0-2 producer, 3 the SM's id, 4-15 / 16-27 consumer warpgroups 0 / 1
-// (kTimelineWgSlots each: tile start, Q's wait returned, first S issued, first S complete, last P V
-// complete, epilogue done, then inside the epilogue and before the tile: finalize and LSE stored,
+// Stamps per (CTA, tile): 0-2 producer, 3 the SM's id, then kTimelineWgSlots per consumer warpgroup
+// from slot 4 for the first kTimelineWgs of them (4-15 warpgroup 0, 16-27 warpgroup 1, ...). Each
+// warpgroup's: tile start, Q's wait returned, first S issued, first S complete, last P V complete, epilogue done, then inside the epilogue and before the tile: finalize and LSE stored,
 // O in smem, O's barrier passed, the tile index read from the ring, sO's WAR barrier passed).
 inline constexpr int kTimelineWgSlots = 12;
-inline constexpr int kTimelineSlots = 4 + 2 * kTimelineWgSlots + 4;
+inline constexpr int kTimelineWgs = 4;  // d 64's short tiles have four (32-slot dumps before session 36: 2)
+inline constexpr int kTimelineSlots = 4 + kTimelineWgs * kTimelineWgSlots + 4;
 inline constexpr int kTimelineMaxTiles = 64;  // CTA-local tiles recorded
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED

@@ -573,15 +573,17 @@ def test_wave_sweep_table_from_stand_in_binary(tmp_path, monkeypatch):
                     "| 128 | 8192 | 1x33 | 16.00 | 620.0, 620.0 | - | 1890, 1890 |"]
 
 
-@pytest.mark.parametrize("slots", [16, 32])
+@pytest.mark.parametrize("slots", [16, 32, 56])
 def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots):
     """A synthetic probe dump (two CTAs, three tiles each, fixed offsets) gives back those offsets; the
-    32-slot form (12 per warpgroup) also its epilogue's parts and the ring's read."""
+    32-slot form (12 per warpgroup) also its epilogue's parts and the ring's read; the 56-slot form
+    (session 36) all four consumer warpgroups of d 64's short tiles."""
     import struct
 
     tile_timeline = pytest.importorskip("tile_timeline")
     grid_, max_tiles = 2, 64
     stride = 6 if slots == 16 else 12
+    wgs = 4 if slots == 56 else 2
     vals = [0] * (grid_ * max_tiles * slots)
     offsets = [0, 600, 1500, 1860, 11700, 13300]  # tile start, Q's wait, S issued, S done, last P V, epilogue
     # slots 6-10: LSE stored, O in smem, O's barrier, ring read (before the tile's start), sO's WAR barrier
@@ -591,20 +593,22 @@ def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots):
         for k in range(3):
             base = (cta * max_tiles + k) * slots
             vals[base + 0], vals[base + 1], vals[base + 2], vals[base + 3] = t - 3000, t - 1500, t + 9000, cta
-            for wg in range(2):
+            for wg in range(wgs):
                 for i, dt in enumerate(offsets):
                     vals[base + 4 + stride * wg + i] = t + dt + 700 * wg
             t += 14400
     dump = tmp_path / "tl.bin"
-    dump.write_bytes(struct.pack("<8q", grid_, slots, max_tiles, 128, 128, 2, 1, 512) +
+    dump.write_bytes(struct.pack("<8q", grid_, slots, max_tiles, 128 * wgs // 2, 128, wgs, 1, 512) +
                      struct.pack(f"<{len(vals)}Q", *vals))
     out = tmp_path / "tl.md"
     monkeypatch.setattr(sys, "argv", ["tile_timeline", str(dump), "--md", str(out), "--label", "synthetic"])
     tile_timeline.main()
     text = out.read_text()
-    assert "2 consumer warpgroups, persistent, seqlen_k 512, 6 tiles recorded" in text
-    assert "| tile start -> Q wait returned | 600 | 600 |" in text
-    assert "| first S complete -> last P V complete | 9840 | 9840 |" in text
+    assert f"{wgs} consumer warpgroups, persistent, seqlen_k 512, 6 tiles recorded" in text
+    assert "| tile start -> Q wait returned |" + " 600 |" * wgs in text
+    assert "| first S complete -> last P V complete |" + " 9840 |" * wgs in text
+    # Q wait returned -> last P V complete: 11100 of each tile; the CTA's span: 2 x 14400 + 13300
+    assert f"| warpgroup {wgs - 1}: Q wait returned -> last P V complete, share of the CTA's span | 0.791 |" in text
     assert "| warpgroup 0: epilogue done -> next tile's start (CTA) | 1100 |" in text
     assert "| producer: Q issued before warpgroup 0's tile start | 1500 |" in text
     if stride == 12:
