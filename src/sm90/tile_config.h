@@ -345,8 +345,9 @@ constexpr int persistent_limit_choice(int measured) {
 // blocks (SKIP_SYNC below). Session 36, with the barrier (H200): memcheck on that case (3 seeds) and
 // at 700, initcheck, synccheck, racecheck (512 and 700) all clean and quick (0-5 s); 30 fp64 checks
 // of the short tiles' shapes pass for 2 and for 2 with 6 or 8 stages; ab_steady (600 launches, 2
-// rounds) 1.059 (1.051-1.067) causal 512 and 1.009 (1.004-1.013) 1k against 0. On; 6 and 8 stages
-// read 1.046 / 1.007 and 1.043 / 1.013, no better than 4 (D64_SHORT_STAGES stays).
+// rounds) 1.059 (1.051-1.067) causal 512 and 1.009 (1.004-1.013) 1k against 0; fp16 1.049 and 1.015.
+// On; 6 and 8 stages read 1.046 / 1.007 and 1.043 / 1.013, no better than 4 (D64_SHORT_STAGES
+// stays). The probe's timeline: the four warpgroups' compute shares 0.60-0.83 with 0, 0.67-0.70 with 2.
 #ifndef FLASHCUTE_SM90_FWD_WG_Q
 #define FLASHCUTE_SM90_FWD_WG_Q 2
 #endif
