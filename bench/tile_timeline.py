@@ -9,7 +9,8 @@ first S = Q K^T, when it completed, when the last P V completed and when the epi
 dumps with 12 slots per warpgroup (32 a tile, since session 29) add stamps inside the epilogue (LSE
 stored, sO's WAR barrier passed, O in smem, O's barrier passed) and the tile index's read from the
 ring, before the tile's start. Since session 36 a tile has 56 slots: four consumer warpgroups (32-slot
-dumps hold two). The launcher dumps them to $FLASHCUTE_TIMELINE_OUT after every launch
+dumps hold two), and in kernels with per-warpgroup Q the producer's issue of each warpgroup's slice
+in the last four. The launcher dumps them to $FLASHCUTE_TIMELINE_OUT after every launch
 (the last launch's stay).
 
     FLASHCUTE_TIMELINE_OUT=t.bin flashcute bench --d 128 --seqlen 512 --causal false --iters 3 ...
@@ -145,6 +146,17 @@ def main():
                     shares.append(sum(r[base + 4] - r[base + 1] for r in rs) / span)
             lines.append(f"| warpgroup {w}: Q wait returned -> last P V complete, share of the CTA's span | "
                          f"{mean(shares):.3f} |")
+    # Per-warpgroup Q (56-slot dumps of kWgQ kernels): the producer's issue of warpgroup w's slice,
+    # held in the last four slots, against that warpgroup's tile start and its Q wait's return.
+    qslot = 4 + stride * nw
+    if meta["slots"] >= qslot + nw:
+        for w in range(nw):
+            base = 4 + stride * w
+            lead = [r[base] - r[qslot + w] for r in recs.values() if r[qslot + w] and r[base]]
+            land = [r[base + 1] - r[qslot + w] for r in recs.values() if r[qslot + w] and r[base + 1]]
+            if lead:
+                lines.append(f"| producer: warpgroup {w}'s Q slice issued before its tile start | {mean(lead):.0f} |")
+                lines.append(f"| producer: warpgroup {w}'s Q slice issued -> its Q wait returned | {mean(land):.0f} |")
     # producer: Q issue and last V issue against warpgroup 0's tile start
     q_lead = [r[4] - r[1] for r in recs.values() if r[1] and r[4]]
     v_end = [r[8] - r[2] for r in recs.values() if r[2] and r[8]]  # slot 8 = 4 + 4: warpgroup 0's last P V

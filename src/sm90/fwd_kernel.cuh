@@ -101,11 +101,11 @@ __device__ __forceinline__ TileOrder make_tile_order(const FwdParams& p, int til
 #define FLASHCUTE_TIMELINE(...) __VA_ARGS__
 // One clock64 stamp of (CTA, CTA-local tile k, slot); a tile's slot 0 also records the SM's id.
 template <class Params>
-__device__ __forceinline__ void timeline_stamp(const Params& params, int k, int slot) {
+__device__ __forceinline__ void timeline_stamp(const Params& params, int k, int slot, long long at = -1) {
   if (params.timeline != nullptr && k < kTimelineMaxTiles) {
     unsigned long long* rec =
         params.timeline + (static_cast<size_t>(blockIdx.x) * kTimelineMaxTiles + k) * kTimelineSlots;
-    rec[slot] = clock64();
+    rec[slot] = at >= 0 ? at : clock64();
     if (slot == 0) {
       unsigned sm;
       asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
@@ -305,6 +305,18 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       Tensor gK = local_tile(mK, Shape<BlockN, HeadDim>{}, make_coord(_, _0{}));          // (BN, D, n)
       Tensor gV = local_tile(mV, Shape<BlockN, HeadDim>{}, make_coord(_, _0{}));          // (BN, D, n)
       auto [tQgQ, tQsQ] = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
+      if constexpr (Tr::kWgQ && FLASHCUTE_SM90_FWD_Q_PREFETCH != 0) {
+        // The tile's Q into L2 now (tile_config.h's FLASHCUTE_SM90_FWD_Q_PREFETCH): each slice's own
+        // load waits for its warpgroup to free the previous tile's rows, and then arrives late.
+        CUTE_UNROLL
+        for (int rb = 0; rb < Tr::kConsumerWgs; ++rb) {
+          Tensor gQc = local_tile(mQ, Shape<_64, HeadDim>{}, make_coord(w.m_block * Tr::kConsumerWgs + rb, _0{}));
+          Tensor sQc = make_tensor(make_smem_ptr(ss.q.data()), typename Tr::SmemLayoutQWg{});  // shape only
+          auto [tQgQc, tQsQc] =
+              tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQc), group_modes<0, 2>(gQc));
+          cute::prefetch(params.tma_q, tQgQc);
+        }
+      }
       // With clusters this CTA's share of each K/V block (multicast to every CTA of the cluster).
       const int cta_rank = Tr::kCluster > 1 ? static_cast<int>(cute::block_rank_in_cluster()) : 0;
       auto [tKgK, tKsK] = tma_partition(params.tma_k, cta_rank, Layout<Int<Tr::kCluster>>{}, group_modes<0, 2>(sK),
@@ -329,6 +341,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
             const int rb = mirror ? Tr::kConsumerWgs - 1 - c : c;
             if (w.wg_block_end<kBlockN>(p, rb) - 1 != n_block) continue;
             Barrier::wait(&ss.barrier_q_empty[c], ((q_loads >> c) & 1) ^ 1);
+            // Probe: held in smem until the tile's last load (a global stamp here spilled the
+            // producer's registers).
+            FLASHCUTE_TIMELINE(if (c < 4) ss.timeline_q[c] = clock64();)
             q_loads ^= 1 << c;
             Barrier::arrive_and_expect_tx(&ss.barrier_q[c], Tr::kTmaBytesQ);
             Tensor gQc = local_tile(mQ, Shape<_64, HeadDim>{}, make_coord(w.m_block * Tr::kConsumerWgs + rb, _0{}));
@@ -361,7 +376,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       } else {
         for (int n_block = w.n_block_max - 1; n_block >= w.n_block_min; --n_block) load_block(n_block);
       }
-      FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 2); ++tl_k;)
+      FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 2);
+                         if (Tr::kWgQ) for (int c = 0; c < Tr::kConsumerWgs && c < 4; ++c)
+                             timeline_stamp(params, tl_k, kTimelineQSlot + c, ss.timeline_q[c]);
+                         ++tl_k;)
     });
     if constexpr (Tr::kCluster > 1) {
       // The CTA stays until every CTA of the cluster has freed every stage: their consumers' last

@@ -217,6 +217,9 @@ struct FwdTraits {
     int tile_id[2];                             // persistent: the next tiles' TileOrder indices
     typename Pipeline::SharedStorage pipeline_k;
     typename Pipeline::SharedStorage pipeline_v;
+#if FLASHCUTE_SM90_FWD_TIMELINE
+    long long timeline_q[4];  // probe builds (kWgQ): the producer's issue of each Q slice, this tile
+#endif
   };
   static constexpr int64_t kSmemBytes = sizeof(SharedStorage);
   static constexpr int64_t kTileSmemBytes = C.tile_smem_bytes() + (kSeparateO ? kOBytes / kOChunks : 0);

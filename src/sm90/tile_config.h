@@ -351,6 +351,14 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_WG_Q
 #define FLASHCUTE_SM90_FWD_WG_Q 2
 #endif
+// Per-warpgroup Q (WG_Q): the producer prefetches each tile's Q into L2 (TMA prefetch) when it
+// starts the tile's loads, ahead of the slices' own loads (1: on, 0: off). Session 36's timeline: a
+// slice landed 2100-3300 cycles after its load was issued, and issuing it earlier (8 K/V stages)
+// did not make it land earlier. Measured (call 6, ab_steady, bf16): 0.998 (0.991-1.005) causal 512,
+// 0.992 (0.990-0.994) 1k: the wait is not L2 misses. Off.
+#ifndef FLASHCUTE_SM90_FWD_Q_PREFETCH
+#define FLASHCUTE_SM90_FWD_Q_PREFETCH 0
+#endif
 // Per-warpgroup key blocks with one K/V release per warpgroup (d 64's masked short tiles): a
 // warpgroup barrier before each release of a block the warpgroup skips, so that no warp is still to
 // wait for the stage when it is refilled (fwd_kernel.cuh; without it a lagging warp's parity wait
@@ -434,11 +442,15 @@ constexpr int cluster_choice(int measured) {
 #endif
 // Stamps per (CTA, tile): 0-2 producer, 3 the SM's id, then kTimelineWgSlots per consumer warpgroup
 // from slot 4 for the first kTimelineWgs of them (4-15 warpgroup 0, 16-27 warpgroup 1, ...). Each
-// warpgroup's: tile start, Q's wait returned, first S issued, first S complete, last P V complete, epilogue done, then inside the epilogue and before the tile: finalize and LSE stored,
-// O in smem, O's barrier passed, the tile index read from the ring, sO's WAR barrier passed).
+// warpgroup's: tile start, Q's wait returned, first S issued, first S complete, last P V complete,
+// epilogue done, then inside the epilogue and before the tile: finalize and LSE stored, O in smem,
+// O's barrier passed, the tile index read from the ring, sO's WAR barrier passed.
 inline constexpr int kTimelineWgSlots = 12;
 inline constexpr int kTimelineWgs = 4;  // d 64's short tiles have four (32-slot dumps before session 36: 2)
 inline constexpr int kTimelineSlots = 4 + kTimelineWgs * kTimelineWgSlots + 4;
+// kWgQ kernels: the last four slots are the producer's issue of warpgroup c's Q slice (after its
+// wait for the slice's space); slot 1 (Q issued) stays 0 there.
+inline constexpr int kTimelineQSlot = 4 + kTimelineWgs * kTimelineWgSlots;
 inline constexpr int kTimelineMaxTiles = 64;  // CTA-local tiles recorded
 // Every row's block_n_masked (-1 keeps the rows'; 0 turns the masked kernel off).
 #ifndef FLASHCUTE_SM90_FWD_BLOCK_N_MASKED

@@ -596,6 +596,8 @@ def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots):
             for wg in range(wgs):
                 for i, dt in enumerate(offsets):
                     vals[base + 4 + stride * wg + i] = t + dt + 700 * wg
+                if slots == 56:  # the producer's issue of warpgroup wg's Q slice
+                    vals[base + 52 + wg] = t - 250 + 700 * wg
             t += 14400
     dump = tmp_path / "tl.bin"
     dump.write_bytes(struct.pack("<8q", grid_, slots, max_tiles, 128 * wgs // 2, 128, wgs, 1, 512) +
@@ -609,6 +611,11 @@ def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots):
     assert "| first S complete -> last P V complete |" + " 9840 |" * wgs in text
     # Q wait returned -> last P V complete: 11100 of each tile; the CTA's span: 2 x 14400 + 13300
     assert f"| warpgroup {wgs - 1}: Q wait returned -> last P V complete, share of the CTA's span | 0.791 |" in text
+    if slots == 56:
+        assert "| producer: warpgroup 3's Q slice issued before its tile start | 250 |" in text
+        assert "| producer: warpgroup 3's Q slice issued -> its Q wait returned | 850 |" in text
+    else:
+        assert "Q slice" not in text
     assert "| warpgroup 0: epilogue done -> next tile's start (CTA) | 1100 |" in text
     assert "| producer: Q issued before warpgroup 0's tile start | 1500 |" in text
     if stride == 12:
