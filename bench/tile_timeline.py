@@ -22,6 +22,7 @@ one SM share its clock), and where the producer issued Q against the consumers' 
 """
 
 import argparse
+import gzip
 import statistics
 import struct
 import sys
@@ -48,7 +49,8 @@ def recorded_wgs(meta):
 
 
 def load(path):
-    with open(path, "rb") as f:
+    """(meta, {(cta, k): stamps}) of a dump; a name ending in .gz is read through gzip."""
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
         head = struct.unpack("<8q", f.read(64))
         grid, slots, max_tiles, block_m, block_n, wgs, persistent, seqlen_k = head
         data = f.read()
@@ -133,11 +135,13 @@ def main():
     # between its Q wait's return and its last P V's completion, summed over the CTA's tiles; the rest
     # is the skip loop, waits for Q and the ring, the epilogue and the gaps between tiles.
     if meta["persistent"]:
+        by_cta = {}
+        for (cta, _k), r in recs.items():
+            by_cta.setdefault(cta, []).append(r)
         for w in range(nw):
             base = 4 + stride * w
             shares = []
-            for cta in sorted({c for c, _ in recs}):
-                rs = [recs[(c, k)] for (c, k) in sorted(recs) if c == cta]
+            for rs in by_cta.values():
                 rs = [r for r in rs if r[base] and r[base + 5] and r[base + 1] and r[base + 4]]
                 if not rs:
                     continue

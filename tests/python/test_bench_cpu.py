@@ -578,6 +578,7 @@ def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots):
     """A synthetic probe dump (two CTAs, three tiles each, fixed offsets) gives back those offsets; the
     32-slot form (12 per warpgroup) also its epilogue's parts and the ring's read; the 56-slot form
     (session 36) all four consumer warpgroups of d 64's short tiles."""
+    import gzip
     import struct
 
     tile_timeline = pytest.importorskip("tile_timeline")
@@ -599,9 +600,10 @@ def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots):
                 if slots == 56:  # the producer's issue of warpgroup wg's Q slice
                     vals[base + 52 + wg] = t - 250 + 700 * wg
             t += 14400
-    dump = tmp_path / "tl.bin"
-    dump.write_bytes(struct.pack("<8q", grid_, slots, max_tiles, 128 * wgs // 2, 128, wgs, 1, 512) +
-                     struct.pack(f"<{len(vals)}Q", *vals))
+    raw = struct.pack("<8q", grid_, slots, max_tiles, 128 * wgs // 2, 128, wgs, 1, 512) + struct.pack(f"<{len(vals)}Q", *vals)
+    # The 56-slot dump as the results folders keep them (gzip), the others plain.
+    dump = tmp_path / ("tl.bin.gz" if slots == 56 else "tl.bin")
+    dump.write_bytes(gzip.compress(raw) if slots == 56 else raw)
     out = tmp_path / "tl.md"
     monkeypatch.setattr(sys, "argv", ["tile_timeline", str(dump), "--md", str(out), "--label", "synthetic"])
     tile_timeline.main()

@@ -12,41 +12,37 @@ Cycles, means over the tiles:
 
     python3 by_row_block.py timeline-tl3-512.bin.gz [...]
 """
-import gzip
+import os
 import statistics
-import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+from tile_timeline import load  # noqa: E402  (bench/tile_timeline.py)
 
 
 def main(paths):
     for path in paths:
-        raw = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
-        grid, slots, max_tiles, _bm, _bn, wgs, _pers, _sk = struct.unpack("<8q", raw[:64])
-        vals = struct.unpack(f"<{(len(raw) - 64) // 8}Q", raw[64:])
+        meta, recs = load(path)
         qslot = 4 + 12 * 4
-        if slots != 56 or wgs != 4:
+        if meta["slots"] != 56 or meta["wgs"] != 4:
             sys.exit(f"{path}: not a 56-slot dump of a four-warpgroup kernel")
         rows = {}
-        for cta in range(grid):
-            prev = None
-            for k in range(max_tiles):
-                r = vals[(cta * max_tiles + k) * slots:(cta * max_tiles + k + 1) * slots]
-                if r[4] == 0:
-                    prev = None
+        for (cta, k), r in sorted(recs.items()):
+            if r[4] == 0:
+                continue
+            prev = recs.get((cta, k - 1))
+            for w in range(4):
+                b = 4 + 12 * w
+                q = r[qslot + w]
+                if not q:
                     continue
-                for w in range(4):
-                    b = 4 + 12 * w
-                    q = r[qslot + w]
-                    if not q:
-                        continue
-                    d = rows.setdefault(w if k % 2 == 0 else 3 - w, {})
-                    d.setdefault("issue_before_start", []).append(r[b] - q)
-                    d.setdefault("issue_to_qret", []).append(r[b + 1] - q)
-                    d.setdefault("start_to_qret", []).append(r[b + 1] - r[b])
-                    d.setdefault("firstS_to_lastPV", []).append(r[b + 4] - r[b + 3])
-                    if prev is not None and prev[b + 4]:
-                        d.setdefault("issue_after_prevPV", []).append(q - prev[b + 4])
-                prev = r
+                d = rows.setdefault(w if k % 2 == 0 else 3 - w, {})
+                d.setdefault("issue_before_start", []).append(r[b] - q)
+                d.setdefault("issue_to_qret", []).append(r[b + 1] - q)
+                d.setdefault("start_to_qret", []).append(r[b + 1] - r[b])
+                d.setdefault("firstS_to_lastPV", []).append(r[b + 4] - r[b + 3])
+                if prev is not None and prev[4] and prev[b + 4]:
+                    d.setdefault("issue_after_prevPV", []).append(q - prev[b + 4])
         print(f"## {path}")
         for rb in sorted(rows):
             print(f"rb {rb}: " + " ".join(f"{k}={statistics.fmean(x):.0f}" for k, x in rows[rb].items()))
