@@ -283,7 +283,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     if (tidx != 0) return;
     PipelineState write = cutlass::make_producer_start_state<Pipeline>();
     int q_loads = 0;  // kWgQ: bit c is the parity of slice c's loads
-    FLASHCUTE_TIMELINE(int tl_k = 0;)  // CTA-local tile count
+    // Probe: the CTA-local tile count; ss.timeline_q (only this thread touches it) starts at 0.
+    FLASHCUTE_TIMELINE(int tl_k = 0; for (int c = 0; c < 4; ++c) ss.timeline_q[c] = 0;)
     for_each_tile([&](const TileWork& w) {
       FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 0);)
       [[maybe_unused]] const bool mirror = Tr::kMirrorRows && w.odd_turn;
@@ -376,9 +377,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       } else {
         for (int n_block = w.n_block_max - 1; n_block >= w.n_block_min; --n_block) load_block(n_block);
       }
+      // Probe: the Q slices' issues, then 0 for the next tile (a slice not loaded there reads 0, not
+      // this tile's stamp).
       FLASHCUTE_TIMELINE(timeline_stamp(params, tl_k, 2);
-                         if (Tr::kWgQ) for (int c = 0; c < Tr::kConsumerWgs && c < 4; ++c)
-                             timeline_stamp(params, tl_k, kTimelineQSlot + c, ss.timeline_q[c]);
+                         if (Tr::kWgQ) for (int c = 0; c < Tr::kConsumerWgs && c < 4; ++c) {
+                           timeline_stamp(params, tl_k, kTimelineQSlot + c, ss.timeline_q[c]);
+                           ss.timeline_q[c] = 0;
+                         }
                          ++tl_k;)
     });
     if constexpr (Tr::kCluster > 1) {
