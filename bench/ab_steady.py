@@ -7,8 +7,11 @@ percent between runs of the same kernels on a power-capped H100 (docs/perf-notes
 16). Here every variant runs one case for thousands of back-to-back launches (`flashcute bench
 --iters N --no-flush`, seconds of work), long enough for the clock to settle where the power cap
 puts it; a host thread samples NVML (bench.py's GpuSampler) throughout, and each phase reports the
-mean clock and power over its last 60% (the input set-up and the clock's settling are behind). In
+mean clock and power over the last 60% of its GPU work (the clock's settling is behind; for our
+variants that work is the warm-up and timed launches at the end of the CLI's process, run_cli). In
 session 16 two phases of the same kernel read 598.5 and 601.3 TFLOP/s (cuDNN 599.8 and 599.1).
+Fewer launches (sessions 34-37 ran 600 to spare device time) are a fraction of a second at the short
+rows, where the columns show whether the phase reached the power cap at all.
 
     python3 bench/ab_steady.py --bin-dir ab-bin --case 128:no:8192 --case 64:yes:4096 [--peer sdpa_cudnn]
     python3 bench/ab_steady.py --pass bwd --backend sm80 --case 128:yes:4096 --peer sdpa_flash --iters 500
@@ -34,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import GpuSampler, Impls, window_stats  # noqa: E402
 from bench_grid import pass_flops, shape_for, tflops  # noqa: E402
 
+CLI_WARMUP = 20  # `flashcute bench` launches before the timed ones
 TFLOPS = re.compile(r"([0-9.]+) ms\s+([0-9.]+) TFLOP/s")  # a `flashcute bench` result line
 
 
@@ -60,11 +64,16 @@ def variant_args(folder):
 
 
 def run_cli(binary, case, a, extra=()):
-    """One phase of our kernel: (t0, t1, TFLOP/s) with host times around the process; `extra` adds
-    `flashcute bench` words after the variant's own (e.g. another batch x heads shape)."""
+    """One phase of our kernel: (t0, t1, TFLOP/s), [t0, t1] the host times of its GPU work; `extra` adds
+    `flashcute bench` words after the variant's own (e.g. another batch x heads shape).
+
+    The process starts the CUDA context, allocates and fills its inputs first, and its warm-up and
+    timed launches come last, so t0 is t1 less their time (launches x the median), not the process's
+    start: at 600 launches of a short row the launches are a tenth of the process's time, and a window
+    over the process read the idle GPU (session 37: 120-155 W beside cuDNN's 164-630 W)."""
     d, causal, s = case
     cmd = [binary, "bench", "--dtype", a.dtype, "--d", str(d), "--seqlen", str(s), "--causal",
-           "true" if causal else "false", "--pass", a.passes, "--backend", a.backend, "--warmup", "20",
+           "true" if causal else "false", "--pass", a.passes, "--backend", a.backend, "--warmup", str(CLI_WARMUP),
            "--iters", str(a.iters), "--no-flush"] + variant_args(os.path.dirname(binary)) + list(extra)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -72,7 +81,8 @@ def run_cli(binary, case, a, extra=()):
     found = TFLOPS.findall(out.stdout)
     if out.returncode != 0 or len(found) != 1:
         raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stdout[-500:]}{out.stderr[-500:]}")
-    return t0, t1, float(found[0][1])
+    busy = (CLI_WARMUP + a.iters) * float(found[0][0]) / 1e3
+    return max(t0, t1 - busy), t1, float(found[0][1])
 
 
 def peer_runner(a):

@@ -510,6 +510,28 @@ def test_ab_steady_table_from_stand_in_binaries(tmp_path, monkeypatch):
         ab_steady.parse_case("128:maybe:8192")
 
 
+def test_ab_steady_cli_window_is_its_launches(tmp_path):
+    """run_cli's window ends with the process and spans its launches (warm-up and timed, at the
+    median), not the process's start-up (0.3 s here), or the whole process when that is shorter."""
+    import time
+    import types
+
+    ab_steady = pytest.importorskip("ab_steady")
+    exe = tmp_path / "flashcute"
+    exe.write_text("#!/bin/sh\nsleep 0.3\necho 'bf16 d64 full s512  fwd     flashcute_sm90     2.000 ms   300.0 TFLOP/s'\n")
+    exe.chmod(0o755)
+    a = types.SimpleNamespace(dtype="bf16", passes="fwd", backend="sm90", iters=30)
+    start = time.perf_counter()
+    t0, t1, tf = ab_steady.run_cli(str(exe), (64, False, 512), a)
+    end = time.perf_counter()
+    assert tf == 300.0
+    assert t1 - t0 == pytest.approx((ab_steady.CLI_WARMUP + 30) * 2e-3)  # 50 launches of 2 ms
+    assert start + 0.3 - 0.1 < t0 < t1 <= end  # the last 0.1 s of a process of at least 0.3 s
+    a.iters = 1000  # 2.04 s of launches: longer than the process, so the whole process
+    t0, t1, _ = ab_steady.run_cli(str(exe), (64, False, 512), a)
+    assert start < t0 and t1 - t0 < 1.0
+
+
 def test_ab_steady_variant_args_file(tmp_path, monkeypatch):
     """One binary in two folders; the second's `args` file adds `--deterministic yes` to its command."""
     ab_steady = pytest.importorskip("ab_steady")
