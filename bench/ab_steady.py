@@ -126,7 +126,7 @@ def peer_runner(a):
 
 
 def steady(samples, t0, t1):
-    """NVML means over the phase's last 60% (None without samples)."""
+    """NVML means over the last 60% of a phase's GPU work [t0, t1] (None without samples)."""
     return window_stats(samples, t0 + 0.4 * (t1 - t0), t1)
 
 
@@ -136,8 +136,8 @@ def report(a, cases, names, phases):
     head = "| d | causal | seqlen | " + " | ".join(f"{n} TFLOP/s (MHz, W)" for n in names)
     head += " | " + " | ".join(f"{n} / {base}" for n in names[1:]) + " |"
     lines = [f"Steady state: {a.passes}, {a.dtype}, {a.iters} launches per phase, {a.rounds} rounds; TFLOP/s and ratios are "
-             "medians over the rounds (ratios of the same round), clock and power NVML means over each "
-             "phase's last 60%, medians over the rounds.", "", head,
+             "medians over the rounds (ratios of the same round), clock and power NVML means over the last "
+             "60% of each phase's launches, medians over the rounds.", "", head,
              "|" + "---|" * (3 + len(names) + len(names) - 1)]
     for case in cases:
         d, causal, s = case

@@ -72,7 +72,7 @@ def main():
     finally:
         samples = sampler.stop()
     clocks = {}
-    for key, t0, t1 in spans:  # the mean SM clock over each of our phases' last 60%
+    for key, t0, t1 in spans:  # the mean SM clock over the last 60% of each of our phases' launches
         w = window_stats(samples, t0 + 0.4 * (t1 - t0), t1)
         if w:
             clocks.setdefault(key, []).append(w["clock_mhz"])
