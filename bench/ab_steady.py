@@ -69,8 +69,8 @@ def run_cli(binary, case, a, extra=()):
 
     The process starts the CUDA context, allocates and fills its inputs first, and its warm-up and
     timed launches come last, so t0 is t1 less their time (launches x the median), not the process's
-    start: at 600 launches of a short row the launches are a tenth of the process's time, and a window
-    over the process read the idle GPU (session 37: 120-155 W beside cuDNN's 164-630 W)."""
+    start: at 600 launches of a short row the launches are a small part of the process's time, and a
+    window over the process read the idle GPU (session 37: 120-155 W beside cuDNN's 164-630 W)."""
     d, causal, s = case
     cmd = [binary, "bench", "--dtype", a.dtype, "--d", str(d), "--seqlen", str(s), "--causal",
            "true" if causal else "false", "--pass", a.passes, "--backend", a.backend, "--warmup", str(CLI_WARMUP),
