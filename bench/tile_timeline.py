@@ -151,9 +151,10 @@ def main():
             lines.append(f"| warpgroup {w}: Q wait returned -> last P V complete, share of the CTA's span | "
                          f"{mean(shares):.3f} |")
     # Per-warpgroup Q (56-slot dumps of kWgQ kernels): the producer's issue of warpgroup w's slice,
-    # held in the last four slots, against that warpgroup's tile start and its Q wait's return.
-    qslot = 4 + stride * nw
-    if meta["slots"] >= qslot + nw:
+    # held in the last four slots (after four warpgroups' slots, however many recorded stamps),
+    # against that warpgroup's tile start and its Q wait's return.
+    qslot = 4 + stride * 4
+    if meta["slots"] >= qslot + 4:
         for w in range(nw):
             base = 4 + stride * w
             lead = [r[base] - r[qslot + w] for r in recs.values() if r[qslot + w] and r[base]]

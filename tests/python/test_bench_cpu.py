@@ -595,18 +595,18 @@ def test_wave_sweep_table_from_stand_in_binary(tmp_path, monkeypatch):
                     "| 128 | 8192 | 1x33 | 16.00 | 620.0, 620.0 | - | 1890, 1890 |"]
 
 
-@pytest.mark.parametrize("slots", [16, 32, 56])
-def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots):
+@pytest.mark.parametrize("slots,wgs", [(16, 2), (32, 2), (56, 4), (56, 2)])
+def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots, wgs):
     """A synthetic probe dump (two CTAs, three tiles each, fixed offsets) gives back those offsets; the
     32-slot form (12 per warpgroup) also its epilogue's parts and the ring's read; the 56-slot form
-    (session 36) all four consumer warpgroups of d 64's short tiles."""
+    (session 36) all four consumer warpgroups of d 64's short tiles, or the two of a kernel with two,
+    and the Q slices' issues in its last four slots either way."""
     import gzip
     import struct
 
     tile_timeline = pytest.importorskip("tile_timeline")
     grid_, max_tiles = 2, 64
     stride = 6 if slots == 16 else 12
-    wgs = 4 if slots == 56 else 2
     vals = [0] * (grid_ * max_tiles * slots)
     offsets = [0, 600, 1500, 1860, 11700, 13300]  # tile start, Q's wait, S issued, S done, last P V, epilogue
     # slots 6-10: LSE stored, O in smem, O's barrier, ring read (before the tile's start), sO's WAR barrier
@@ -620,7 +620,7 @@ def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots):
                 for i, dt in enumerate(offsets):
                     vals[base + 4 + stride * wg + i] = t + dt + 700 * wg
                 if slots == 56:  # the producer's issue of warpgroup wg's Q slice
-                    vals[base + 52 + wg] = t - 250 + 700 * wg
+                    vals[base + 52 + wg] = t - 250 + 700 * wg + 10 * wgs
             t += 14400
     raw = struct.pack("<8q", grid_, slots, max_tiles, 128 * wgs // 2, 128, wgs, 1, 512) + struct.pack(f"<{len(vals)}Q", *vals)
     # The 56-slot dump as the results folders keep them (gzip), the others plain.
@@ -636,8 +636,10 @@ def test_tile_timeline_phases_from_a_dump(tmp_path, monkeypatch, slots):
     # Q wait returned -> last P V complete: 11100 of each tile; the CTA's span: 2 x 14400 + 13300
     assert f"| warpgroup {wgs - 1}: Q wait returned -> last P V complete, share of the CTA's span | 0.791 |" in text
     if slots == 56:
-        assert "| producer: warpgroup 3's Q slice issued before its tile start | 250 |" in text
-        assert "| producer: warpgroup 3's Q slice issued -> its Q wait returned | 850 |" in text
+        lead = 250 - 10 * wgs
+        assert f"| producer: warpgroup {wgs - 1}'s Q slice issued before its tile start | {lead} |" in text
+        assert f"| producer: warpgroup {wgs - 1}'s Q slice issued -> its Q wait returned | {lead + 600} |" in text
+        assert f"warpgroup {wgs}'s Q slice" not in text
     else:
         assert "Q slice" not in text
     assert "| warpgroup 0: epilogue done -> next tile's start (CTA) | 1100 |" in text
