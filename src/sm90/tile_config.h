@@ -359,13 +359,14 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_Q_PREFETCH
 #define FLASHCUTE_SM90_FWD_Q_PREFETCH 0
 #endif
+// Session 38 (H200, ab_steady, bf16; not on main, patch in bench/results/2026-11-29-h200-session38/):
+// the overlapped loop carried across a CTA's tiles (a tile's last P V in one turn with the next
+// tile's first S, the epilogue after it) 0.877-1.010, 0.902 at d 128 non-causal 512.
 // Session 37 (H200, ab_steady, bf16; not on main, patches in
 // bench/results/2026-11-29-h200-session37/): two Q buffers in the persistent kernels, each tile's Q
 // loaded at the start of its loads, read 0.985-1.010 at d 64 / d 128, 512-4k keys; O stored under the
 // next tile's first S 0.88-1.00 (with spills); a tile's first S outside the ping-pong turns
-// 0.977-1.010. Session 38 (the same; patch in bench/results/2026-11-29-h200-session38/): the
-// overlapped loop carried across a CTA's tiles (a tile's last P V in one turn with the next tile's
-// first S, the epilogue after it) 0.877-1.010, 0.902 at d 128 non-causal 512.
+// 0.977-1.010.
 // Per-warpgroup key blocks with one K/V release per warpgroup (d 64's masked short tiles): a
 // warpgroup barrier before each release of a block the warpgroup skips, so that no warp is still to
 // wait for the stage when it is refilled (fwd_kernel.cuh; without it a lagging warp's parity wait
