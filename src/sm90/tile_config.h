@@ -361,7 +361,8 @@ constexpr int persistent_limit_choice(int measured) {
 #endif
 // Session 38 (H200, ab_steady, bf16; not on main, patch in bench/results/2026-11-29-h200-session38/):
 // the overlapped loop carried across a CTA's tiles (a tile's last P V in one turn with the next
-// tile's first S, the epilogue after it) 0.877-1.010, 0.902 at d 128 non-causal 512.
+// tile's first S, the epilogue after it) 0.877-1.010, 0.902 at d 128 non-causal 512; session 37's two Q
+// buffers and first S outside the turns together 0.991-1.010.
 // Session 37 (H200, ab_steady, bf16; not on main, patches in
 // bench/results/2026-11-29-h200-session37/): two Q buffers in the persistent kernels, each tile's Q
 // loaded at the start of its loads, read 0.985-1.010 at d 64 / d 128, 512-4k keys; O stored under the
