@@ -38,6 +38,10 @@ EPILOGUE_PHASES = [("  last P V complete -> finalize, LSE stored", 4, 6), ("  LS
                    ("tile index read from the ring -> tile start (decode, tile set-up)", 9, 0)]
 
 
+# The producer's Q-slice stamps: one per consumer warpgroup of the four a 56-slot dump has room for.
+Q_SLICES = 4
+
+
 def wg_stride(slots):
     """Slots per consumer warpgroup: 6 in 16-slot dumps, 12 in 32-slot ones."""
     return 6 if slots <= 16 else 12
@@ -153,8 +157,8 @@ def main():
     # Per-warpgroup Q (56-slot dumps of kWgQ kernels): the producer's issue of warpgroup w's slice,
     # held in the last four slots (after four warpgroups' slots, however many recorded stamps),
     # against that warpgroup's tile start and its Q wait's return.
-    qslot = 4 + stride * 4
-    if meta["slots"] >= qslot + 4:
+    qslot = 4 + stride * Q_SLICES
+    if meta["slots"] >= qslot + Q_SLICES:
         for w in range(nw):
             base = 4 + stride * w
             lead = [r[base] - r[qslot + w] for r in recs.values() if r[qslot + w] and r[base]]

@@ -20,8 +20,8 @@ import sys
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ab_steady import peer_runner, run_cli  # noqa: E402
-from bench import GpuSampler, window_stats  # noqa: E402
+from ab_steady import peer_runner, run_cli, steady  # noqa: E402
+from bench import GpuSampler  # noqa: E402
 from bench_grid import pass_flops  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def main():
         samples = sampler.stop()
     clocks = {}
     for key, t0, t1 in spans:  # the mean SM clock over the last 60% of each of our phases' launches
-        w = window_stats(samples, t0 + 0.4 * (t1 - t0), t1)
+        w = steady(samples, t0, t1)
         if w:
             clocks.setdefault(key, []).append(w["clock_mhz"])
     lines = ["| d | seqlen | batch x heads | tiles / SMs | ours TFLOP/s (rounds) | cuDNN TFLOP/s (rounds) | SM MHz |",
