@@ -282,6 +282,15 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D64_PINGPONG
 #define FLASHCUTE_SM90_FWD_D64_PINGPONG 1
 #endif
+// d 128: consumer warpgroups (A/B builds; 2: block_m 128, 240 registers each; 3: block_m 192,
+// 160 registers each, round-robin turns as at d 64) and whether the row runs the overlapped loop
+// (with 3 warpgroups the overlapped loop's S + P + O need 160 of the 160 registers).
+#ifndef FLASHCUTE_SM90_FWD_D128_WGS
+#define FLASHCUTE_SM90_FWD_D128_WGS 2
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D128_OVERLAP
+#define FLASHCUTE_SM90_FWD_D128_OVERLAP 1
+#endif
 // d 128: key rows per step (A/B builds).
 #ifndef FLASHCUTE_SM90_FWD_D128_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D128_BLOCK_N 128
@@ -315,6 +324,14 @@ constexpr int persistent_limit_choice(int measured) {
 // 0.999 / 1.020, 1.077: not taken (the row's early_q_release stays off).
 #ifndef FLASHCUTE_SM90_FWD_SPLIT_O
 #define FLASHCUTE_SM90_FWD_SPLIT_O 1
+#endif
+// O's TMA store per consumer warp (A/B switch): each warp stores its own 16 rows of sO (the rows its
+// stmatrix wrote) with its own TMA store, so the epilogue's two warpgroup barriers (the WAR wait on
+// sO and the RAW one before the store) become __syncwarp; 0: one store per warpgroup (64 rows) after
+// the warpgroup's barrier. Varlen problems keep the warpgroup's barriers (their O may take the
+// 128-bit copies, whose threads read rows other warps wrote).
+#ifndef FLASHCUTE_SM90_FWD_WARP_STORE
+#define FLASHCUTE_SM90_FWD_WARP_STORE 0
 #endif
 // The tail of the overlapped loop: each row's 1 / sum and LSE computed and stored while the tile's
 // last P V runs (EARLY_ROWS), and with O in its own smem the epilogue's first WAR wait on it there
@@ -645,13 +662,13 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
-                  overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
+    with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 64 * FLASHCUTE_SM90_FWD_D128_WGS, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, FLASHCUTE_SM90_FWD_D128_WGS,  // 160 KB (+32 KB O, persistent)
+                  overlap_choice(FLASHCUTE_SM90_FWD_D128_OVERLAP != 0), pingpong_choice(overlap_choice(FLASHCUTE_SM90_FWD_D128_OVERLAP != 0), true), persistent_limit_choice(1024),
                   wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
                   fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
                   block_n_masked_choice(0), masked_tile_group_choice(4)},
                  /*clusters: +0.3% / +0.5% at 8k / 16k, within the noise:*/ cluster_choice(0)),
-                  /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(true)),
+                  /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(FLASHCUTE_SM90_FWD_D128_WGS == 2)),
                  /*session 22: 0.993 / 0.983 / 1.006 non-causal 512 / 1k / 2k:*/ early_q_choice(false)),
                  /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true),
                  fast_decode_choice(true)),

@@ -1,0 +1,77 @@
+# Helpers for device-call scripts (sourced, not run): compute-sanitizer runs and fp64 checks of a
+# prebuilt `flashcute` CLI, so that each session's call script holds only what that call runs.
+#
+#   source bench/device_lib.sh
+#   B=build/abXX; V=variant            # binaries: $B/<variant>/flashcute
+#   bins base $V > $O/bins.txt         # hashes; writes each variant's args file (a zeroed workspace)
+#   san synccheck 128 --batch 4 --heads 32 --seqlen 1000 --fwd-workspace yes >> $O/sanitizer.txt
+#   chk_std 128 >> $O/checks.txt       # the standard fp64 checks of one head dim (d 64 or 128)
+#   chk 128 "--seqlen 777 --causal" ... # any other checks, one argument string each
+#
+# Every line starts with rc=<exit status>; a check passes when rc=0 (`flashcute run` exits non-zero
+# when the kernel's output fails the fp64 reference's tolerance rule).
+
+# bins VARIANT...: each binary's hash; writes $B/<variant>/args ("--fwd-workspace zeroed", what
+# bench/ab_steady.py passes to every run of the variant).
+bins() {
+  local v
+  for v in "$@"; do
+    echo "--fwd-workspace zeroed" > "$B/$v/args"
+    echo "$v $(sha1sum < "$B/$v/flashcute" | cut -c1-12)"
+  done
+}
+
+# san TOOL D ARGS...: one compute-sanitizer run of variant $V (bf16, 2 heads checked against fp64).
+san() {
+  local tool=$1 d=$2
+  shift 2
+  local t=$SECONDS
+  timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 1 "$B/$V/flashcute" run --backend sm90 --dtype bf16 \
+    --d "$d" --iters 1 --check-heads 2 "$@" > san.txt 2>&1
+  echo "rc=$? $((SECONDS - t))s $V $tool d$d $* :: $(grep -E 'SUMMARY|max\|out' san.txt | tr '\n' ' ' | cut -c1-200)"
+}
+
+# chk D ARGS...: fp64 checks of variant $V (bf16, batch 2, 16 heads unless ARGS say otherwise).
+chk() {
+  local d=$1 args out
+  shift
+  for args in "$@"; do
+    # shellcheck disable=SC2086  # each ARGS string is a list of CLI options
+    out=$(timeout 60 "$B/$V/flashcute" run --backend sm90 --dtype bf16 --d "$d" --batch 2 --heads 16 --check-heads 4 \
+      --iters 2 $args 2>&1)
+    echo "rc=$? d$d $args :: $(echo "$out" | grep -i -E 'max|err|check' | tr '\n' ' ' | cut -c1-200)"
+  done
+}
+
+# chk_std D: the standard checks (sessions 37-38's lists): lengths around the persistent, dynamic
+# and masked limits, partial tiles, tiles without keys, GQA/MQA, windows, softcap, one query.
+chk_std() {
+  case $1 in
+    128)
+      chk 128 "--seqlen 512 --fwd-workspace yes" "--seqlen 700 --causal --fwd-workspace yes" \
+        "--seqlen 1000 --fwd-workspace no" "--seqlen 1000 --causal --fwd-workspace no" "--seqlen 130 --fwd-workspace yes" \
+        "--seqlen 100 --fwd-workspace no" "--seqlen 3000 --causal --fwd-workspace yes" "--seqlen 4000 --fwd-workspace yes" \
+        "--seqlen 5000" "--seqlen 6000 --causal" "--seqlen-q 300 --seqlen-k 1000 --causal --fwd-workspace yes" \
+        "--seqlen-q 1000 --seqlen-k 400 --causal --fwd-workspace yes" "--seqlen-q 1000 --seqlen-k 400 --causal --fwd-workspace no" \
+        "--seqlen-q 900 --seqlen-k 130 --causal --fwd-workspace no" "--seqlen 1024 --heads-kv 4 --fwd-workspace yes" \
+        "--seqlen 1024 --heads-kv 1 --fwd-workspace no" "--seqlen 800 --window-left 100 --window-right 50 --fwd-workspace yes" \
+        "--seqlen 900 --window-left 64 --window-right 0 --fwd-workspace no" "--seqlen 800 --softcap 30 --fwd-workspace yes" \
+        "--seqlen-q 1 --seqlen-k 1000 --fwd-workspace yes" "--seqlen 2000 --batch 3 --heads 5 --fwd-workspace no"
+      ;;
+    64)
+      chk 64 "--seqlen 2000 --fwd-workspace yes" "--seqlen 1900 --fwd-workspace yes" "--seqlen 2048 --fwd-workspace no" \
+        "--seqlen 1000 --fwd-workspace no" "--seqlen 5000" "--seqlen 190 --fwd-workspace yes" \
+        "--seqlen-q 2000 --seqlen-k 400 --fwd-workspace yes" "--seqlen-q 1000 --seqlen-k 400 --causal --fwd-workspace no" \
+        "--seqlen 2000 --heads-kv 2 --fwd-workspace yes" "--seqlen 512 --causal --fwd-workspace yes" \
+        "--seqlen 700 --causal --fwd-workspace yes" "--seqlen 1000 --causal --fwd-workspace no" \
+        "--seqlen 500 --fwd-workspace yes" "--seqlen 3000 --causal"
+      ;;
+    *) echo "chk_std: no standard list for d $1" >&2; return 1 ;;
+  esac
+}
+
+# tally FILE: "N pass, M not" of a checks or sanitizer file, and its first failing lines.
+tally() {
+  echo "$(basename "$1"): $(grep -c '^rc=0' "$1") pass, $(grep -vc '^rc=0' "$1") not"
+  grep -v '^rc=0' "$1" | head -3
+}
