@@ -116,9 +116,9 @@ struct FwdTraits {
   // 64 rows.
   using SmemLayoutOWg = decltype(cute::composition(
       SmemLayoutO{}, cute::Layout<cute::Shape<cute::_64, OCols>, cute::Stride<cute::_1, BlockM>>{}));
-  // kWarpStore (tile_config.h, FLASHCUTE_SM90_FWD_WARP_STORE): the source of one consumer warp's TMA
+  // kWarpStore (tile_config.h's warp_store; ping-pong kernels only): the source of one consumer warp's TMA
   // store, its 16 rows [64 c + 16 w, +16) of sO (two whole swizzle atoms: the same restriction).
-  static constexpr bool kWarpStore = FLASHCUTE_SM90_FWD_WARP_STORE != 0;
+  static constexpr bool kWarpStore = C.warp_store && C.pingpong;
   using SmemLayoutOWarp = decltype(cute::composition(
       SmemLayoutO{}, cute::Layout<cute::Shape<cute::_16, OCols>, cute::Stride<cute::_1, BlockM>>{}));
   using OTmaRows = cute::Int<kWarpStore ? 16 : 64>;
