@@ -751,3 +751,38 @@ def test_sass_diff_pairs_renamed_functions(tmp_path, capsys):
     assert "1 functions: 1 renamed" in text and "| 0 | renamed | sm_90a | 2 / 2 |  |" in text
     assert sass_diff.main([str(pa), str(pb), "--renamed", "--expect", "same"]) == 1  # other_*: not paired
     assert "3 functions: 1 renamed, 1 only in A, 1 only in B" in capsys.readouterr().out
+
+
+# ---- bench/device_lib.sh (the device calls' helpers) ------------------------------------------------
+def test_device_lib_counts_checks_and_writes_args(tmp_path):
+    """chk / chk_std / tally / bins on a stub `flashcute` whose exit status fails one case (seqlen 1000)."""
+    for v in ("base", "x"):
+        d = tmp_path / "bin" / v
+        d.mkdir(parents=True)
+        stub = d / "flashcute"
+        stub.write_text('#!/usr/bin/env bash\n'
+                        'echo "  check (4 heads vs fp64): max|out-golden| 0.001 (unfused bf16: 0.001)"\n'
+                        'case " $* " in *" --seqlen 1000 "*) exit 3 ;; esac\n')
+        stub.chmod(0o755)
+    script = f"""
+        set -u
+        source '{BENCH / "device_lib.sh"}'
+        B='{tmp_path / "bin"}'; V=x
+        bins base x > '{tmp_path}/bins.txt'
+        chk_std 128 > '{tmp_path}/checks.txt'
+        chk 64 "--seqlen 700" >> '{tmp_path}/checks.txt'
+        tally '{tmp_path}/checks.txt'
+        chk_std 96 || echo "rc=$?"
+    """
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    lines = (tmp_path / "checks.txt").read_text().splitlines()
+    assert len(lines) == 22  # chk_std 128's 21 cases and one more
+    failed = [ln for ln in lines if not ln.startswith("rc=0 ")]
+    assert failed == [ln for ln in lines if "--seqlen 1000 " in ln] and len(failed) == 2
+    assert all(ln.startswith("rc=3 d128 --seqlen 1000 ") for ln in failed)
+    assert "max|out-golden| 0.001" in lines[0]
+    assert "checks.txt: 20 pass, 2 not" in out.stdout
+    assert "rc=1" in out.stdout and "no standard list for d 96" in out.stderr
+    assert (tmp_path / "bin" / "x" / "args").read_text() == "--fwd-workspace zeroed\n"
+    bins_txt = (tmp_path / "bins.txt").read_text().split()
+    assert bins_txt[0] == "base" and bins_txt[2] == "x" and len(bins_txt[1]) == 12
