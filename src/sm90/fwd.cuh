@@ -117,8 +117,8 @@ Status launch_fwd(const FwdParams& p, Stream stream, int64_t max_smem_optin, Sch
   typename Tr::ShapeT shape_o = shape_q;
   typename Tr::TmaO tma_o{};
   if (tma_store_o)
-    tma_o = make_tma<Tr, typename Tr::TmaO, SM90_TMA_STORE>(o, &shape_o, typename Tr::SmemLayoutOWg{},
-                                                            Shape<_64, typename Tr::OCols>{});
+    tma_o = make_tma<Tr, typename Tr::TmaO, SM90_TMA_STORE>(o, &shape_o, typename Tr::SmemLayoutOTma{},
+                                                            Shape<typename Tr::OTmaRows, typename Tr::OCols>{});
   typename Tr::Params params{p, shape_q, shape_k, shape_v, shape_o, tma_q, tma_k, tma_v, tma_o, tma_store_o};
 
   auto kernel = fwd_kernel<Tr, kTransform>;

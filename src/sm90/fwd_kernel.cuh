@@ -434,6 +434,19 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     }
   };
 
+  // O's TMA stores per warp (kWarpStore, tile_config.h): each warp's lane 0 stores the warp's own 16
+  // rows of sO. warp_store: the warpgroup's barriers around sO are then the warp's; not for varlen,
+  // whose O may go out by the warpgroup's 128-bit copies, whose threads read rows other warps wrote
+  // (uniform over the launch, so every tile agrees).
+  const bool warp_store = Tr::kWarpStore && params.tma_store_o && !varlen;
+  // WAR on this warpgroup's rows of sO: their previous reads (the TMA stores, which their issuing
+  // threads wait for, or every thread's copies) are done.
+  auto war_wait_o = [&] {
+    if (Tr::kWarpStore ? wtid % 32 == 0 : wtid == 0) tma_store_wait<0>();
+    if (warp_store) __syncwarp();
+    else named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+  };
+
   PipelineState read;  // K/V stages, continued across tiles in step with the producer's
   int q_phase = 0;     // parity of the next Q load's barrier phase (kWgQ: of this warpgroup's slice)
   // Timeline probe: the CTA-local tile count; stamp(s) writes slot 4 + kTimelineWgSlots cwg + s from the first
@@ -714,10 +727,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         softmax.row_factors(mult, inv, lse);
         store_lse();
       }
-      if constexpr (Tr::kEarlyWar) {
-        if (wtid == 0) tma_store_wait<0>();
-        named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
-      }
+      if constexpr (Tr::kEarlyWar) war_wait_o();
       warpgroup_wait<0>();
       FLASHCUTE_TIMELINE(stamp(4);)
       release(pipeline_v, ss.pipeline_v, read_prev);
@@ -791,10 +801,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         // thread's copies. kEarlyWar: the first chunk's wait ran under the last P V (with O in its
         // own smem the kernel is persistent, and a tile without keys returned above, so the
         // overlapped loop ran).
-        if (!(Tr::kEarlyWar && chunk == 0)) {
-          if (wtid == 0) tma_store_wait<0>();
-          named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
-        }
+        if (!(Tr::kEarlyWar && chunk == 0)) war_wait_o();
         FLASHCUTE_TIMELINE(if (chunk == 0) stamp(10);)
       }
       Tensor taccOrO = r2s_thr.retile_S(rO);  // (CPY, CPY_M, CPY_N)
@@ -803,22 +810,28 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
       // RAW: the warpgroup's O rows are in smem (the barrier) before its threads read rows other warps
       // wrote or its TMA store reads them (the fence: visible to the async proxy).
+      // (warp_store: each warp's TMA store reads only the rows the warp wrote.)
       cutlass::arch::fence_view_async_shared();
-      named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+      if (warp_store) __syncwarp();
+      else named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
       FLASHCUTE_TIMELINE(if (chunk == Tr::kOChunks - 1) stamp(8);)
 
       // One TMA store of the warpgroup's 64 rows where the tensor map addresses O and every row that
       // exists belongs to this tile's sequence (varlen: the map's extents are the packed totals, so
       // the rows past a short sequence's end are the next sequence's, which only 128-bit copies skip).
       if (params.tma_store_o && (!varlen || wg_rows >= 64)) {
-        if (wtid == 0 && wg_rows > 0) {
+        // One store by thread 0 of the warpgroup's 64 rows, or (kWarpStore) one by each warp's lane 0 of
+        // the warp's own 16.
+        const int row0 = Tr::kWarpStore ? 16 * (wtid / 32) : 0;
+        if ((Tr::kWarpStore ? wtid % 32 == 0 : wtid == 0) && wg_rows > row0) {
           Tensor mO = domain_offset(make_coord(static_cast<int>(w.q_row0), _0{}),
                                     params.tma_o.get_tma_tensor(params.shape_o)(_, _, w.head, varlen ? 0 : w.batch));
-          Tensor gO = local_tile(mO, Shape<_64, typename Tr::OCols>{}, make_coord(wg_tile, chunk));  // (64, kOCols)
-          Tensor sO_wg = make_tensor(make_smem_ptr(o_smem + typename Tr::SmemLayoutO{}(64 * cwg, 0)),
-                                     typename Tr::SmemLayoutOWg{});  // (64, kOCols)
+          Tensor gO = local_tile(mO, Shape<typename Tr::OTmaRows, typename Tr::OCols>{},
+                                 make_coord(wg_tile * (64 / Tr::OTmaRows::value) + row0 / Tr::OTmaRows::value, chunk));
+          Tensor sO_st = make_tensor(make_smem_ptr(o_smem + typename Tr::SmemLayoutO{}(64 * cwg + row0, 0)),
+                                     typename Tr::SmemLayoutOTma{});  // (rows, kOCols)
           auto [tOgO, tOsO] =
-              tma_partition(params.tma_o, _0{}, Layout<_1>{}, group_modes<0, 2>(sO_wg), group_modes<0, 2>(gO));
+              tma_partition(params.tma_o, _0{}, Layout<_1>{}, group_modes<0, 2>(sO_st), group_modes<0, 2>(gO));
           copy(params.tma_o, tOsO, tOgO);
           tma_store_arrive();
           // Q's space, where O is staged, is the next tile's Q: the store must have read it first.
@@ -847,8 +860,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     }
     FLASHCUTE_TIMELINE(stamp(5); ++tl_k;)
   });
-  // The CTA's smem must outlive the reads of its last TMA store.
-  if (wtid == 0) tma_store_wait<0>();
+  // The CTA's smem must outlive the reads of its last TMA store (kWarpStore: each warp's lane 0 issued
+  // its own).
+  if (Tr::kWarpStore ? wtid % 32 == 0 : wtid == 0) tma_store_wait<0>();
 }
 
 }  // namespace flashcute::sm90

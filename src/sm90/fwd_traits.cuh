@@ -116,6 +116,13 @@ struct FwdTraits {
   // 64 rows.
   using SmemLayoutOWg = decltype(cute::composition(
       SmemLayoutO{}, cute::Layout<cute::Shape<cute::_64, OCols>, cute::Stride<cute::_1, BlockM>>{}));
+  // kWarpStore (tile_config.h's warp_store; ping-pong kernels only): the source of one consumer warp's TMA
+  // store, its 16 rows [64 c + 16 w, +16) of sO (two whole swizzle atoms: the same restriction).
+  static constexpr bool kWarpStore = C.warp_store && C.pingpong;
+  using SmemLayoutOWarp = decltype(cute::composition(
+      SmemLayoutO{}, cute::Layout<cute::Shape<cute::_16, OCols>, cute::Stride<cute::_1, BlockM>>{}));
+  using OTmaRows = cute::Int<kWarpStore ? 16 : 64>;
+  using SmemLayoutOTma = std::conditional_t<kWarpStore, SmemLayoutOWarp, SmemLayoutOWg>;
   // O's accumulator seen one chunk at a time: wgmma's C fragment of 64 x d lists its columns in
   // 8-column groups, so chunk j is the contiguous slice [j, j + 1) x size / kOChunks of acc_o, laid
   // out as the fragment of a 64 x kOCols product. Only its layouts are used (the epilogue's
@@ -170,12 +177,12 @@ struct FwdTraits {
   using TmaKVOp = std::conditional_t<(kCluster > 1), cute::SM90_TMA_LOAD_MULTICAST, cute::SM90_TMA_LOAD>;
   using TmaKV = decltype(cute::make_tma_copy(TmaKVOp{}, GmemTensor{}, cute::take<0, 2>(SmemLayoutK{}),
                                              cute::Shape<BlockN, HeadDim>{}, cute::Int<kCluster>{}));
-  // O out of smem by TMA, one store per consumer warpgroup (64 rows) and chunk: the store writes only
+  // O out of smem by TMA, one store per consumer warpgroup (64 rows; kWarpStore: per warp, 16) and chunk: the store writes only
   // what lies inside the tensor map's extents (rows < seqlen_q, columns < head_dim_v).
   using GmemTensorO =
       decltype(cute::make_tensor(cute::make_gmem_ptr(static_cast<Element*>(nullptr)), ShapeT{}, StrideT{}));
-  using TmaO = decltype(cute::make_tma_copy(cute::SM90_TMA_STORE{}, GmemTensorO{}, SmemLayoutOWg{},
-                                            cute::Shape<cute::_64, OCols>{}, cute::_1{}));
+  using TmaO = decltype(cute::make_tma_copy(cute::SM90_TMA_STORE{}, GmemTensorO{}, SmemLayoutOTma{},
+                                            cute::Shape<OTmaRows, OCols>{}, cute::_1{}));
   // Where TMA cannot store a warpgroup's rows, smem -> gmem of O by 128-bit copies: 16 bytes per
   // thread per access; one swizzle-atom row (64 or 32 elements) per kThreadsPerRow threads, so a
   // warp reads whole 16-byte chunks that the swizzle keeps contiguous.

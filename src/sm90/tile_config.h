@@ -104,6 +104,10 @@ struct FwdTileConfig {
   // (TileOrder::decode_fast, tile_order.h) instead of three integer divisions.
   bool fast_decode = false;
   bool transform_fast_decode = false;  // the same in the softcap/ALiBi kernel
+  // O's TMA store per consumer warp (each warp's lane 0 stores the 16 rows the warp wrote, and the
+  // epilogue's warpgroup barriers on sO become __syncwarp) in this row's ping-pong kernels, not in
+  // its softcap/ALiBi one (fwd_traits.cuh: kWarpStore).
+  bool warp_store = false;
   // Set by for_kernel, not in the rows: the CTAs per cluster of this instantiation (1: no cluster).
   int cluster = 1;
   // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
@@ -125,6 +129,7 @@ struct FwdTileConfig {
     c.cluster_min_seqlen_k = 0;
     if (transform && !transform_overlap) c.overlap = c.pingpong = false;
     if (transform) c.fast_decode = fast_decode && transform_fast_decode;
+    if (transform) c.warp_store = false;
     c.persistent = persistent_kernel;
     if (short_rows && short_wgs > 0) {
       c.consumer_wgs = short_wgs;
@@ -181,6 +186,10 @@ constexpr FwdTileConfig with_spec_exp(FwdTileConfig c, bool spec_exp) {
 // The row with early_q_release set.
 constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release) {
   c.early_q_release = early_q_release;
+  return c;
+}
+constexpr FwdTileConfig with_warp_store(FwdTileConfig c, bool warp_store) {
+  c.warp_store = warp_store;
   return c;
 }
 // The row with the masked short tiles only: the row's own consumer warpgroups, block_n keys per
@@ -316,6 +325,15 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_SPLIT_O
 #define FLASHCUTE_SM90_FWD_SPLIT_O 1
 #endif
+// O's TMA store per consumer warp (the rows' warp_store; -1 keeps the rows', 0 off, 1 on in every
+// row's ping-pong kernels): each warp stores its own 16 rows of sO (the rows its stmatrix wrote) with
+// its own TMA store, so the epilogue's two warpgroup barriers (the WAR wait on sO and the RAW one
+// before the store) become __syncwarp; off: one store per warpgroup (64 rows) after the warpgroup's
+// barrier. Varlen problems keep the warpgroup's barriers (their O may take the 128-bit copies, whose
+// threads read rows other warps wrote).
+#ifndef FLASHCUTE_SM90_FWD_WARP_STORE
+#define FLASHCUTE_SM90_FWD_WARP_STORE -1
+#endif
 // The tail of the overlapped loop: each row's 1 / sum and LSE computed and stored while the tile's
 // last P V runs (EARLY_ROWS), and with O in its own smem the epilogue's first WAR wait on it there
 // too (EARLY_WAR); 0 puts them after the P V's wait, as before session 33. Only kernels without
@@ -359,11 +377,13 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_Q_PREFETCH
 #define FLASHCUTE_SM90_FWD_Q_PREFETCH 0
 #endif
-// Session 39 (H200, ab_steady, bf16; not on main, patch in bench/results/2026-11-29-h200-session39/):
-// O's TMA store per consumer warp (no warpgroup barrier on sO) in d 128's ping-pong kernels: 1.009 /
-// 1.022 / 1.005 non-causal 2k / 4k / 8k, 0.997 / 0.973 at 512 / 1k, causal 0.976 / 0.968 / 0.961 at
-// 512 / 1k / 2k (3 rounds); in every kernel also d 64 0.940 causal 512. Three consumer warpgroups at d
-// 128 (192 x 128 tiles, 160 registers: the overlapped loop spills 444 bytes, so the plain loop)
+// Session 39 (H200, ab_steady, bf16): O's TMA store per consumer warp (the rows' warp_store, on at
+// d 128) against main's kernels, 5 rounds: 1.031 (1.021-1.038) non-causal 4k, 0.993 / 1.000 at 512 /
+// 1k, causal 0.990 / 1.001 / 0.996 at 512 / 1k / 2k; 3 rounds: 1.006 at 2k (1.009-1.022 in two
+// earlier calls against a base build). Its first form, in every kernel, spilled 4-48 bytes in five
+// d 64 kernels and read 0.940 at d 64 causal 512, so the other rows keep one store per warpgroup.
+// Three consumer warpgroups at d 128 (192 x 128 tiles, 160 registers: the overlapped loop spills 444
+// bytes, so the plain loop; not on main, patch in bench/results/2026-11-29-h200-session39/):
 // 0.81-0.96.
 // Session 38 (H200, ab_steady, bf16; not on main, patch in bench/results/2026-11-29-h200-session38/):
 // the overlapped loop carried across a CTA's tiles (a tile's last P V in one turn with the next
@@ -391,6 +411,7 @@ constexpr int persistent_limit_choice(int measured) {
 #define FLASHCUTE_SM90_FWD_EARLY_Q -1
 #endif
 constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_EARLY_Q, measured); }
+constexpr bool warp_store_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_WARP_STORE, measured); }
 // Every row's fast_decode (-1 keeps the rows'; 0 off; 1 on). Session 29 (d 128, bf16): the
 // consumers' ring read -> tile start 897 -> 555 cycles, the gap between tiles 1114 -> 770; A/B
 // (ab_steady, 500 launches, 2 rounds) 1.005 non-causal 512, 1.030 (1.022-1.037) causal 1k, 0.999-1.003
@@ -651,7 +672,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
+    with_warp_store(with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
                   overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
                   wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
                   fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
@@ -663,6 +684,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  fast_decode_choice(true)),
                  FLASHCUTE_SM90_FWD_D128_SHORT_BLOCK_N, FLASHCUTE_SM90_FWD_D128_SHORT_STAGES,
                  FLASHCUTE_SM90_FWD_D128_SHORT_MASKED_MAX),
+                 /*session 39: +3.1% non-causal 4k, +0.6-1.4% 2k:*/ warp_store_choice(true)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
