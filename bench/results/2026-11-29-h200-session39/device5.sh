@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 39, call 5 (H200): the GPU tests of the landed tree's d 128 kernels. Test executables built on
+# Session 39, call 5 (H200): the forward GPU tests of the landed tree's d 128 kernels (the carried
+# executables: gpu_test_fwd_{grid,edge,errors,sm90_layouts}; the backward's kernels did not change). Built on
 # the CPU machine (build/ab39/tests: sm_90a, fp16 and bf16, head dim 128 only; other buckets' cases
 # skip as "kernel not in this build"), run as scripts/gpu-check's gtest runner does, then
 # compute-sanitizer (racecheck, synccheck, memcheck; 60 s each, in that order, as the call's time allows) on the forward's varlen edge cases, where the
