@@ -820,8 +820,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // exists belongs to this tile's sequence (varlen: the map's extents are the packed totals, so
       // the rows past a short sequence's end are the next sequence's, which only 128-bit copies skip).
       if (params.tma_store_o && (!varlen || wg_rows >= 64)) {
-        // One store by thread 0 of the warpgroup's 64 rows, or (kWarpStore) one by each warp's lane 0 of
-        // the warp's own 16.
+        // One store by thread 0 of the warpgroup's 64 rows, or (kWarpStore) one by each warp's lane 0
+        // of the warp's own 16.
         const int row0 = Tr::kWarpStore ? 16 * (wtid / 32) : 0;
         if ((Tr::kWarpStore ? wtid % 32 == 0 : wtid == 0) && wg_rows > row0) {
           Tensor mO = domain_offset(make_coord(static_cast<int>(w.q_row0), _0{}),

@@ -116,8 +116,9 @@ struct FwdTraits {
   // 64 rows.
   using SmemLayoutOWg = decltype(cute::composition(
       SmemLayoutO{}, cute::Layout<cute::Shape<cute::_64, OCols>, cute::Stride<cute::_1, BlockM>>{}));
-  // kWarpStore (tile_config.h's warp_store; ping-pong kernels only): the source of one consumer warp's TMA
-  // store, its 16 rows [64 c + 16 w, +16) of sO (two whole swizzle atoms: the same restriction).
+  // kWarpStore (tile_config.h's warp_store; ping-pong kernels only): the source of one consumer
+  // warp's TMA store, its 16 rows [64 c + 16 w, +16) of sO (two whole swizzle atoms: the same
+  // restriction).
   static constexpr bool kWarpStore = C.warp_store && C.pingpong;
   using SmemLayoutOWarp = decltype(cute::composition(
       SmemLayoutO{}, cute::Layout<cute::Shape<cute::_16, OCols>, cute::Stride<cute::_1, BlockM>>{}));
@@ -177,8 +178,9 @@ struct FwdTraits {
   using TmaKVOp = std::conditional_t<(kCluster > 1), cute::SM90_TMA_LOAD_MULTICAST, cute::SM90_TMA_LOAD>;
   using TmaKV = decltype(cute::make_tma_copy(TmaKVOp{}, GmemTensor{}, cute::take<0, 2>(SmemLayoutK{}),
                                              cute::Shape<BlockN, HeadDim>{}, cute::Int<kCluster>{}));
-  // O out of smem by TMA, one store per consumer warpgroup (64 rows; kWarpStore: per warp, 16) and chunk: the store writes only
-  // what lies inside the tensor map's extents (rows < seqlen_q, columns < head_dim_v).
+  // O out of smem by TMA, one store per consumer warpgroup (64 rows; kWarpStore: per warp, 16 rows)
+  // and chunk: the store writes only what lies inside the tensor map's extents (rows < seqlen_q,
+  // columns < head_dim_v).
   using GmemTensorO =
       decltype(cute::make_tensor(cute::make_gmem_ptr(static_cast<Element*>(nullptr)), ShapeT{}, StrideT{}));
   using TmaO = decltype(cute::make_tma_copy(cute::SM90_TMA_STORE{}, GmemTensorO{}, SmemLayoutOTma{},
