@@ -6,8 +6,9 @@
 //     share rows, lane 4k owns column 0, consumer warpgroup w owns rows [64 w, 64 w + 64), and S and O
 //     give a thread the same rows (the softmax statistics apply to both);
 //   - the O epilogue writes each (row, col) of the tile to smem exactly once at its accumulator's
-//     coordinate, the 16-byte read-back covers a warpgroup's 64 rows exactly once, and the two
-//     warpgroups' O rows never share a smem address;
+//     coordinate, each warp only its own 16 rows, the 16-byte read-back covers a warpgroup's 64 rows
+//     exactly once, the two warpgroups' O rows never share a smem address, and the TMA store's
+//     source rows (a warpgroup's 64, or a warp's 16) are laid out as its smem layout says;
 //   - V^T is the same smem as V with transposed coordinates;
 //   - the persistent tile order visits every (query block, head, batch) once, and inside a group of
 //     batch x head indices the query blocks never increase (longest first under a causal mask).
@@ -71,6 +72,8 @@ void check_layouts() {
     ASSERT_EQ(size(src), size(dst));
     for (int i = 0; i < size(src); ++i) {
       ASSERT_TRUE(src(i) == dst(i)) << "thread " << t;
+      // Each warp writes only its own 16 rows (what the per-warp TMA stores, kWarpStore, rely on).
+      ASSERT_EQ(get<0>(dst(i)) / 16, t / 32) << "thread " << t;
       hits[get<0>(dst(i)) * Tr::kHeadDim + get<1>(dst(i))]++;
     }
   }
@@ -91,6 +94,16 @@ void check_layouts() {
       ASSERT_TRUE(o == -1 || o == m / 64) << "row " << m << " col " << d;
       o = m / 64;
     }
+  // The O store's smem source: rows [r0, r0 + OTmaRows) of sO (r0 a multiple of OTmaRows: a
+  // warpgroup's 64, or with kWarpStore a warp's 16) start at element lo(r0, 0) and are laid out as
+  // SmemLayoutOTma, for every column of a chunk.
+  typename Tr::SmemLayoutOTma lt;
+  constexpr int kTmaRows = Tr::OTmaRows::value;
+  static_assert(Tr::kWarpStore ? kTmaRows == 16 : kTmaRows == 64, "the O store's box rows");
+  for (int r0 = 0; r0 < Tr::kBlockM; r0 += kTmaRows)
+    for (int r = 0; r < kTmaRows; ++r)
+      for (int d = 0; d < Tr::kOCols; ++d)
+        ASSERT_EQ(lo(r0 + r, d), lo(r0, 0) + lt(r, d)) << "rows from " << r0 << ": row " << r << " col " << d;
   typename Tr::SmemLayoutV lv;
   typename Tr::SmemLayoutVt lvt;
   for (int s = 0; s < Tr::kStages; ++s)
@@ -103,6 +116,10 @@ TEST(Sm90FwdLayouts, D96) { check_layouts<FwdTraits<cutlass::half_t, fwd_tile_co
 TEST(Sm90FwdLayouts, D128) { check_layouts<FwdTraits<cutlass::bfloat16_t, fwd_tile_config(128)>>(); }
 TEST(Sm90FwdLayouts, D192) { check_layouts<FwdTraits<cutlass::half_t, fwd_tile_config(192)>>(); }
 TEST(Sm90FwdLayouts, D256) { check_layouts<FwdTraits<cutlass::bfloat16_t, fwd_tile_config(256)>>(); }
+// The per-warp O stores in a row that does not have them on (d 64's three warpgroups).
+TEST(Sm90FwdLayouts, D64WarpStore) {
+  check_layouts<FwdTraits<cutlass::bfloat16_t, with_warp_store(fwd_tile_config(64), true)>>();
+}
 
 TEST(Sm90FwdTileOrder, EveryTileOnceLongestFirstPerGroup) {
   for (int m_blocks : {1, 3, 64})
