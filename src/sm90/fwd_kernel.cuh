@@ -457,6 +457,15 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
   for_each_tile([&](const TileWork& w) {
     FLASHCUTE_TIMELINE(stamp(0);)
+    if constexpr (Tr::kPersistent && FLASHCUTE_SM90_FWD_UNIFORM_STAGE != 0) {
+      // The K/V stage carried across tiles, marked warp-uniform by shuffles from lane 0 (every lane
+      // holds the same): otherwise ptxas keeps the loop-carried index in a vector register, and
+      // every wgmma descriptor and barrier address of the key-block loop derived from it is made in
+      // vector registers and moved over by R2UR (the persistent d 128 kernel executed 10% more
+      // instructions than the one-CTA-per-tile kernel at non-causal 8k).
+      read = PipelineState(__shfl_sync(0xffffffffu, read.index(), 0), __shfl_sync(0xffffffffu, read.phase(), 0),
+                           read.count());
+    }
     // This warpgroup's 64 rows of the tile: rows [m0 + 64 rb, m0 + 64 rb + 64), held in its own rows
     // [64 cwg, 64 cwg + 64) of sQ, sO and the fragments (kMirrorRows: rb = W - 1 - cwg on the tiles
     // of odd ring slots, the same tiles in the producer).

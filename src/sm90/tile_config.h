@@ -334,6 +334,11 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_WARP_STORE
 #define FLASHCUTE_SM90_FWD_WARP_STORE -1
 #endif
+// The persistent kernels' K/V stage marked warp-uniform at each tile's start (fwd_kernel.cuh); 0 off
+// (an A/B switch).
+#ifndef FLASHCUTE_SM90_FWD_UNIFORM_STAGE
+#define FLASHCUTE_SM90_FWD_UNIFORM_STAGE 1
+#endif
 // The tail of the overlapped loop: each row's 1 / sum and LSE computed and stored while the tile's
 // last P V runs (EARLY_ROWS), and with O in its own smem the epilogue's first WAR wait on it there
 // too (EARLY_WAR); 0 puts them after the P V's wait, as before session 33. Only kernels without
