@@ -382,6 +382,11 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_Q_PREFETCH
 #define FLASHCUTE_SM90_FWD_Q_PREFETCH 0
 #endif
+// Session 40 (H200, ab_steady, bf16, 3 rounds): the persistent kernels' K/V stage marked warp-uniform
+// at each tile's start (FLASHCUTE_SM90_FWD_UNIFORM_STAGE, fwd_kernel.cuh) against main's kernels:
+// d 64 non-causal 2k 1.043 (1.038-1.044), causal 1k 1.001; d 128 non-causal 512 / 2k / 4k 1.003 /
+// 1.010 / 1.012, causal 2k 1.007. L2 policies on the TMA loads (K/V EVICT_LAST, Q EVICT_FIRST; not on
+// main, patch in bench/results/2026-11-29-h200-session40/): 0.986-1.002 at d 128.
 // Session 39 (H200, ab_steady, bf16): O's TMA store per consumer warp (the rows' warp_store, on at
 // d 128) against main's kernels, 5 rounds: 1.031 (1.021-1.038) non-causal 4k, 0.993 / 1.000 at 512 /
 // 1k, causal 0.990 / 1.001 / 0.996 at 512 / 1k / 2k; 3 rounds: 1.006 at 2k (1.009-1.022 in two
