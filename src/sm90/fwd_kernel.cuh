@@ -459,9 +459,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     FLASHCUTE_TIMELINE(stamp(0);)
     if constexpr (Tr::kPersistent && FLASHCUTE_SM90_FWD_UNIFORM_STAGE != 0) {
       // The K/V stage carried across tiles, marked warp-uniform by shuffles from lane 0 (every lane
-      // holds the same): otherwise ptxas keeps the loop-carried index in a vector register, and
-      // every wgmma descriptor and barrier address of the key-block loop derived from it is made in
-      // vector registers and moved over by R2UR (the persistent d 128 kernel executed 10% more
+      // holds the same): otherwise ptxas keeps the loop-carried index in a vector register, and the
+      // K/V wgmma descriptors and stage-barrier addresses the key-block loop derives from it are made
+      // in vector registers and moved over by R2UR (the persistent d 128 kernel executed 10% more
       // instructions than the one-CTA-per-tile kernel at non-causal 8k).
       read = PipelineState(__shfl_sync(0xffffffffu, read.index(), 0), __shfl_sync(0xffffffffu, read.phase(), 0),
                            read.count());
