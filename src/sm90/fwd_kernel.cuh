@@ -481,7 +481,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     // hoisted out of the tile loop.)
     if constexpr (Tr::kPersistent && (!Tr::kSeparateO || Tr::kMirrorRows))
       asm volatile("mov.b32 %0, %0;" : "+r"(ctid_now));
-    Tensor tSrQ = mma_qk.get_thread_slice(ctid_now).partition_fragment_A(sQ);
+    // Q's descriptors depend only on the warpgroup: from lane 0's thread index (a shuffle, which the
+    // compiler knows is warp-uniform) they are made in uniform registers, where from every thread's
+    // own they were made in vector registers and moved over by an R2UR before each S = Q K^T wgmma.
+    // Not in the cluster kernel (d 256), where it spilled 8 bytes; which head dims: tile_config.h.
+    constexpr bool kUniformQDesc = uniform_q_desc_choice(Tr::kHeadDim) && Tr::kCluster == 1;
+    Tensor tSrQ = mma_qk.get_thread_slice(kUniformQDesc ? __shfl_sync(0xffffffffu, ctid_now, 0) : ctid_now)
+                      .partition_fragment_A(sQ);
     OnlineSoftmax<kRows, 4, Tr::kSoftmaxPolicy> softmax;
     clear(acc_o);
     const float slope = kTransform && p.alibi_slopes != nullptr

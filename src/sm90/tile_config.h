@@ -339,6 +339,17 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_UNIFORM_STAGE
 #define FLASHCUTE_SM90_FWD_UNIFORM_STAGE 1
 #endif
+// Q's wgmma descriptors made from lane 0's thread index (fwd_kernel.cuh; never in the cluster kernel):
+// -1 at d 128 only, where it was measured to pay (session 41: +2.0% non-causal 512, +0.7-1.2% 2k,
+// 1.00 causal 2k); 0 off; 1 at every head dim (A/B switches). d 64 lost 1% with it at non-causal 2k;
+// d 256 read +0.4% / +1.1% (2 rounds, non-causal 2k) while its non-persistent kernel's R2URs went
+// up (98 -> 133); d 96 and d 192 were not measured.
+#ifndef FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC
+#define FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC -1
+#endif
+constexpr bool uniform_q_desc_choice(int head_dim) {
+  return FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC < 0 ? head_dim == 128 : FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC != 0;
+}
 // The tail of the overlapped loop: each row's 1 / sum and LSE computed and stored while the tile's
 // last P V runs (EARLY_ROWS), and with O in its own smem the epilogue's first WAR wait on it there
 // too (EARLY_WAR); 0 puts them after the P V's wait, as before session 33. Only kernels without
@@ -382,6 +393,10 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_Q_PREFETCH
 #define FLASHCUTE_SM90_FWD_Q_PREFETCH 0
 #endif
+// Session 41 (H200, ab_steady, bf16): Q's wgmma descriptors from lane 0's thread index
+// (FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC above; on at d 128 only) against main's kernels: d 128
+// non-causal 512 1.020, 2k 1.012 / 1.007 (two runs), causal 2k 1.002 / 0.998; d 64 non-causal 2k
+// 0.989 / 0.990, causal 1k 1.009; d 256 non-causal 2k 1.007 (2 rounds).
 // Session 40 (H200, ab_steady, bf16, 3 rounds): the persistent kernels' K/V stage marked warp-uniform
 // at each tile's start (FLASHCUTE_SM90_FWD_UNIFORM_STAGE, fwd_kernel.cuh) against main's kernels:
 // d 64 non-causal 2k 1.043 (1.038-1.044), causal 1k 1.001; d 128 non-causal 512 / 2k / 4k 1.003 /
