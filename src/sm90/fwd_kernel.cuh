@@ -117,6 +117,14 @@ __device__ __forceinline__ void timeline_stamp(const Params& params, int k, int 
 #define FLASHCUTE_TIMELINE(...)
 #endif
 
+// Lane 0's value of x, for a value every lane of the warp already holds: the shuffle tells ptxas it is
+// warp-uniform, so what is derived from it (wgmma descriptors, barrier addresses) is made in uniform
+// registers instead of vector ones moved over by R2UR before each use.
+template <class T>
+__device__ __forceinline__ T from_lane0(T x) {
+  return __shfl_sync(0xffffffffu, x, 0);
+}
+
 template <class Tr, bool kTransform>
 __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_constant__ typename Tr::Params params) {
   using namespace cute;
@@ -458,13 +466,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   for_each_tile([&](const TileWork& w) {
     FLASHCUTE_TIMELINE(stamp(0);)
     if constexpr (Tr::kPersistent && FLASHCUTE_SM90_FWD_UNIFORM_STAGE != 0) {
-      // The K/V stage carried across tiles, marked warp-uniform by shuffles from lane 0 (every lane
-      // holds the same): otherwise ptxas keeps the loop-carried index in a vector register, and the
-      // K/V wgmma descriptors and stage-barrier addresses the key-block loop derives from it are made
-      // in vector registers and moved over by R2UR (the persistent d 128 kernel executed 10% more
-      // instructions than the one-CTA-per-tile kernel at non-causal 8k).
-      read = PipelineState(__shfl_sync(0xffffffffu, read.index(), 0), __shfl_sync(0xffffffffu, read.phase(), 0),
-                           read.count());
+      // The K/V stage carried across tiles, from lane 0: otherwise ptxas keeps the loop-carried index
+      // in a vector register, and with it the key-block loop's K/V wgmma descriptors and stage-barrier
+      // addresses (the persistent d 128 kernel executed 10% more instructions than the
+      // one-CTA-per-tile kernel at non-causal 8k).
+      read = PipelineState(from_lane0(read.index()), from_lane0(read.phase()), read.count());
     }
     // This warpgroup's 64 rows of the tile: rows [m0 + 64 rb, m0 + 64 rb + 64), held in its own rows
     // [64 cwg, 64 cwg + 64) of sQ, sO and the fragments (kMirrorRows: rb = W - 1 - cwg on the tiles
@@ -481,13 +487,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     // hoisted out of the tile loop.)
     if constexpr (Tr::kPersistent && (!Tr::kSeparateO || Tr::kMirrorRows))
       asm volatile("mov.b32 %0, %0;" : "+r"(ctid_now));
-    // Q's descriptors depend only on the warpgroup: from lane 0's thread index (a shuffle, which the
-    // compiler knows is warp-uniform) they are made in uniform registers, where from every thread's
-    // own they were made in vector registers and moved over by an R2UR before each S = Q K^T wgmma.
-    // Not in the cluster kernel (d 256), where it spilled 8 bytes; which head dims: tile_config.h.
-    constexpr bool kUniformQDesc = uniform_q_desc_choice(Tr::kHeadDim) && Tr::kCluster == 1;
-    Tensor tSrQ = mma_qk.get_thread_slice(kUniformQDesc ? __shfl_sync(0xffffffffu, ctid_now, 0) : ctid_now)
-                      .partition_fragment_A(sQ);
+    // Q's descriptors depend only on the warpgroup, so lane 0's thread index gives the same ones, in
+    // uniform registers (from each thread's own, an R2UR before each S = Q K^T wgmma). Which kernels:
+    // tile_config.h.
+    constexpr bool kUniformQDesc = uniform_q_desc_choice(Tr::kHeadDim, Tr::kCluster);
+    Tensor tSrQ = mma_qk.get_thread_slice(kUniformQDesc ? from_lane0(ctid_now) : ctid_now).partition_fragment_A(sQ);
     OnlineSoftmax<kRows, 4, Tr::kSoftmaxPolicy> softmax;
     clear(acc_o);
     const float slope = kTransform && p.alibi_slopes != nullptr

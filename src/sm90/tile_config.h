@@ -339,16 +339,17 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_UNIFORM_STAGE
 #define FLASHCUTE_SM90_FWD_UNIFORM_STAGE 1
 #endif
-// Q's wgmma descriptors made from lane 0's thread index (fwd_kernel.cuh; never in the cluster kernel):
-// -1 at d 128 only, where it was measured to pay (session 41: +2.0% non-causal 512, +0.7-1.2% 2k,
-// 1.00 causal 2k); 0 off; 1 at every head dim (A/B switches). d 64 lost 1% with it at non-causal 2k;
-// d 256 read +0.4% / +1.1% (2 rounds, non-causal 2k) while its non-persistent kernel's R2URs went
-// up (98 -> 133); d 96 and d 192 were not measured.
+// Q's wgmma descriptors made from lane 0's thread index (fwd_kernel.cuh; never in the cluster kernel,
+// where it spilled 8 bytes): -1 at d 128 only, where it was measured to pay (session 41: +2.0%
+// non-causal 512, +0.7-1.2% 2k, 1.00 causal 2k); 0 off; 1 at every head dim (A/B switches). d 64 lost
+// 1% with it at non-causal 2k; d 256 read +0.4% / +1.1% (2 rounds, non-causal 2k) while its
+// non-persistent kernel's R2URs went up (98 -> 133); d 96 and d 192 were not measured.
 #ifndef FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC
 #define FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC -1
 #endif
-constexpr bool uniform_q_desc_choice(int head_dim) {
-  return FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC < 0 ? head_dim == 128 : FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC != 0;
+constexpr bool uniform_q_desc_choice(int head_dim, int cluster) {
+  const bool on = FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC < 0 ? head_dim == 128 : FLASHCUTE_SM90_FWD_UNIFORM_Q_DESC != 0;
+  return on && cluster == 1;
 }
 // The tail of the overlapped loop: each row's 1 / sum and LSE computed and stored while the tile's
 // last P V runs (EARLY_ROWS), and with O in its own smem the epilogue's first WAR wait on it there
