@@ -115,6 +115,11 @@ struct FwdTileConfig {
   bool wg_key_blocks = false;
   // Set by for_kernel, not in the rows: this instantiation is the persistent one.
   bool persistent = false;
+  // Dispatch: plain problems (no softcap/ALiBi) given a workspace run the persistent instantiation
+  // with the dynamic tile scheduler up to the longer of this and dynamic_max_seqlen_k keys; the
+  // softcap/ALiBi kernels keep dynamic_max_seqlen_k. Set by with_dynamic_plain; for_kernel clears it
+  // (no kernel reads it).
+  int dynamic_plain_max_seqlen_k = 0;
 
   // The configuration one kernel instantiation runs: the row, for the softcap/ALiBi kernel
   // (`transform`) without overlap and ping-pong when transform_overlap is off, persistent or not,
@@ -148,6 +153,7 @@ struct FwdTileConfig {
     }
     c.block_n_full = 0;
     c.block_n_masked = 0;
+    c.dynamic_plain_max_seqlen_k = 0;
     c.short_wgs = c.short_block_n = c.short_stages = c.short_masked_max_seqlen_k = c.short_full_max_seqlen_k = 0;
     return c;
   }
@@ -205,6 +211,11 @@ constexpr FwdTileConfig with_short_masked(FwdTileConfig c, int block_n, int stag
     c.short_masked_max_seqlen_k = max_seqlen_k;
     c.short_full_max_seqlen_k = full_max_seqlen_k;
   }
+  return c;
+}
+// The row with dynamic_plain_max_seqlen_k set.
+constexpr FwdTileConfig with_dynamic_plain(FwdTileConfig c, int max_seqlen_k) {
+  c.dynamic_plain_max_seqlen_k = max_seqlen_k;
   return c;
 }
 // The row with fast_decode set.
@@ -580,6 +591,12 @@ constexpr int masked_tile_group_choice(int measured) {
 constexpr int dynamic_limit_choice(int measured) {
   return FLASHCUTE_SM90_FWD_DYNAMIC < 0 ? measured : (FLASHCUTE_SM90_FWD_DYNAMIC != 0 ? 0x7fffffff : 0);
 }
+// Session 42 (H200, ab_steady, bf16, 700 launches, 2 rounds; every plain problem on the dynamic
+// scheduler against the rows' limits): d 64 non-causal 4k / 8k / 16k 1.029 / 1.014 / 1.010; d 128
+// non-causal 8k / 16k 1.011 / 0.993, causal 8k / 16k 1.013 / 0.994; unchanged rows (d 128
+// non-causal 4k, d 64 causal 8k) 0.996 / 1.004. So the rows' dynamic_plain_max_seqlen_k: d 64 16384,
+// d 128 8192 (the measured range; the softcap/ALiBi kernels were not measured and keep the rows'
+// dynamic_max_seqlen_k).
 
 // Two pipeline stages everywhere. block_n is bounded by the consumer register budget (acc_o is d/2
 // fp32 registers per thread, S is block_n/2, P block_n/4) and by 227 KB of shared memory.
@@ -681,7 +698,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k, short_wgs, short_block_n,
     //     short_stages, short kernel for masked problems up to seqlen_k
     // 88 KB (+24 KB O, persistent)
-    with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
+    with_dynamic_plain(with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true),
      /*session 30, round-robin turns:*/ pingpong_choice(overlap_choice(true), FLASHCUTE_SM90_FWD_D64_PINGPONG != 0),
      persistent_limit_choice(1024),
@@ -694,11 +711,12 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*session 22: +4.2% non-causal 512, +3.0% 2k:*/ early_q_choice(true)),
                  /*session 30: +2.9-3.0% non-causal 2k:*/ fast_decode_choice(true),
                  /*its softcap/ALiBi persistent kernel spilled 40 bytes:*/ fast_decode_choice(false)),
+                 /*session 42: +1.0-2.9% non-causal 4k-16k:*/ dynamic_limit_choice(16384)),
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    with_warp_store(with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
+    with_dynamic_plain(with_warp_store(with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
                   overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
                   wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
                   fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
@@ -711,6 +729,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  FLASHCUTE_SM90_FWD_D128_SHORT_BLOCK_N, FLASHCUTE_SM90_FWD_D128_SHORT_STAGES,
                  FLASHCUTE_SM90_FWD_D128_SHORT_MASKED_MAX),
                  /*session 39: +3.1% non-causal 4k, +0.6-1.4% 2k:*/ warp_store_choice(true)),
+                 /*session 42: +1.1% non-causal 8k, +1.3% causal 8k; 0.99 at 16k:*/ dynamic_limit_choice(8192)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,

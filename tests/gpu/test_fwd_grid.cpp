@@ -446,7 +446,7 @@ TEST_P(FullGrid, MatchesReference) {
 
 // Many tiles per CTA: the SM90 path runs its persistent kernel where src/sm90/tile_config.h's rows
 // say (statically dealt up to persistent_max_seqlen_k, with the dynamic scheduler up to
-// dynamic_max_seqlen_k), and only a grid of several times the SM count makes every CTA loop over
+// dynamic_max_seqlen_k, and for plain problems up to dynamic_plain_max_seqlen_k), and only a grid of several times the SM count makes every CTA loop over
 // tiles (O staging, Q reloads and the K/V pipeline continued across tiles). Checked in sampled mode:
 // the first and last (batch, head) run in a CTA's first and last rounds.
 std::vector<FwdCase> full_persistent() {
@@ -476,11 +476,18 @@ std::vector<FwdCase> full_persistent() {
     lk2.push_back((i * 389) % 3000 + 1);
   }
   v.push_back(varlen_case(kBf16, lq2, lk2, {16, 4}, 128, Mask::kCausal, seed++));
-  // Past the persistent limits: one CTA per tile on the TileOrder grid, whose groups of batch x head
-  // indices (masked_tile_group) apply to causal and windowed problems only (tile_config.h).
+  // d 128 past dynamic_max_seqlen_k: plain problems on the dynamic scheduler up to
+  // dynamic_plain_max_seqlen_k (8192 keys), one CTA per tile on the TileOrder grid past it, whose
+  // groups of batch x head indices (masked_tile_group) apply to causal and windowed problems only
+  // (tile_config.h); d 64's window runs the masked kernel.
   v.push_back(mk(kBf16, 2, {4500, 4500}, {8, 2}, 128, Mask::kCausal, seed++));   // 36 x 16 tiles
   v.push_back(mk(kFp16, 3, {2600, 4200}, {6, 3}, 64, Mask::kWin32_8, seed++));   // 14 x 18 tiles
   v.push_back(mk(kBf16, 3, {4300, 4200}, {5, 5}, 128, Mask::kNone, seed++));     // 34 x 15 tiles
+  v.push_back(mk(kFp16, 1, {8300, 8300}, {2, 1}, 128, Mask::kCausal, seed++));   // 65 x 2 tiles, one per CTA
+  v.push_back(mk(kBf16, 1, {300, 8400}, {3, 3}, 128, Mask::kNone, seed++));      // 3 x 3 tiles, one per CTA
+  // d 64's plain problems on the dynamic scheduler up to 16384 keys, one CTA per tile past it.
+  v.push_back(mk(kBf16, 2, {3000, 5000}, {8, 4}, 64, Mask::kNone, seed++));      // 16 x 16 tiles
+  v.push_back(mk(kFp16, 1, {200, 16500}, {4, 2}, 64, Mask::kNone, seed++));      // 2 x 4 tiles, one per CTA
   std::vector<int32_t> lq3, lk3;
   for (int i = 0; i < 7; ++i) {
     lq3.push_back(i == 3 ? 0 : (i * 1733) % 5000 + 1);
