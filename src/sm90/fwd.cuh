@@ -270,10 +270,11 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
   // The persistent instantiation where the row says it pays (tile_config.h): with the dynamic tile
   // scheduler when the caller gave a workspace, else with the static deal.
   // Plain problems (no softcap/ALiBi) take the dynamic scheduler up to the row's longer plain limit.
-  if constexpr (kRow.persistent_max_seqlen_k > 0 || kRow.dynamic_max_seqlen_k > 0 || kRow.dynamic_plain_max_seqlen_k > 0) {
-    const int dynamic_max = p.transform_scores ? kRow.dynamic_max_seqlen_k
-                                               : std::max(kRow.dynamic_max_seqlen_k, kRow.dynamic_plain_max_seqlen_k);
-    const bool dynamic = p.workspace != nullptr && p.seqlen_k <= dynamic_max;
+  if constexpr (kRow.persistent_max_seqlen_k > 0 || kRow.dynamic_max_seqlen_k > 0 ||
+                kRow.dynamic_plain_max_seqlen_k > 0) {
+    constexpr int kPlainDynamicMax = std::max(kRow.dynamic_max_seqlen_k, kRow.dynamic_plain_max_seqlen_k);
+    const bool dynamic =
+        p.workspace != nullptr && p.seqlen_k <= (p.transform_scores ? kRow.dynamic_max_seqlen_k : kPlainDynamicMax);
     if constexpr (kRow.block_n_masked > 0 || kRow.short_masked_max_seqlen_k > 0 || kRow.short_full_max_seqlen_k > 0) {
       // No score transform, and a causal mask or window (or, up to short_full_max_seqlen_k keys,
       // none): the masked kernels, always their persistent instantiation (one kernel, so the

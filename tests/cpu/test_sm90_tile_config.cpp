@@ -142,6 +142,32 @@ TEST(Sm90TileConfig, ClusterConfigs) {
   EXPECT_EQ(fwd_tile_config(256).cluster_min_seqlen_k, 4096);
 }
 
+// dynamic_plain_max_seqlen_k is dispatch only: Fwd::run reads it from the row, no instantiation's
+// config carries it (so the kernels' code and names do not depend on it), and it only lengthens the
+// row's dynamic range (plain problems never leave the dynamic scheduler short of dynamic_max_seqlen_k).
+TEST(Sm90TileConfig, DynamicPlainLimitIsDispatchOnly) {
+  bool any = false;
+  for (const FwdTileConfig& c : kFwdTileConfigs) {
+    any |= c.dynamic_plain_max_seqlen_k > 0;
+    if (c.dynamic_plain_max_seqlen_k > 0)
+      EXPECT_GE(c.dynamic_plain_max_seqlen_k, c.dynamic_max_seqlen_k) << "d " << c.head_dim;
+    for (bool transform : {false, true})
+      for (bool persistent : {false, true})
+        for (bool full : {false, true})
+          for (bool m : {false, true})
+            for (bool short_rows : {false, true})
+              for (bool clustered : {false, true}) {
+                const FwdTileConfig k = c.for_kernel(transform, persistent, full, m, short_rows, clustered);
+                EXPECT_EQ(k.dynamic_plain_max_seqlen_k, 0) << "d " << c.head_dim;
+              }
+  }
+  if (FLASHCUTE_SM90_FWD_DYNAMIC >= 0) GTEST_SKIP() << "FLASHCUTE_SM90_FWD_DYNAMIC forces every row's limits";
+  ASSERT_TRUE(any);
+  EXPECT_EQ(kD64.dynamic_plain_max_seqlen_k, 16384);
+  EXPECT_EQ(fwd_tile_config(128).dynamic_plain_max_seqlen_k, 8192);
+  EXPECT_EQ(fwd_tile_config(256).dynamic_plain_max_seqlen_k, 0);
+}
+
 // Rows with the masked short tiles only (with_short_masked: short_wgs is the row's own consumer_wgs):
 // the instantiation Fwd::run takes for plain causal / windowed problems up to
 // short_masked_max_seqlen_k keys (unmasked ones up to short_full_max_seqlen_k) keeps the row's

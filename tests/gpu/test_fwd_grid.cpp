@@ -446,8 +446,9 @@ TEST_P(FullGrid, MatchesReference) {
 
 // Many tiles per CTA: the SM90 path runs its persistent kernel where src/sm90/tile_config.h's rows
 // say (statically dealt up to persistent_max_seqlen_k, with the dynamic scheduler up to
-// dynamic_max_seqlen_k, and for plain problems up to dynamic_plain_max_seqlen_k), and only a grid of several times the SM count makes every CTA loop over
-// tiles (O staging, Q reloads and the K/V pipeline continued across tiles). Checked in sampled mode:
+// dynamic_max_seqlen_k, and for plain problems up to dynamic_plain_max_seqlen_k), and only a grid of
+// several times the SM count makes every CTA loop over tiles (O staging, Q reloads and the K/V
+// pipeline continued across tiles). Checked in sampled mode:
 // the first and last (batch, head) run in a CTA's first and last rounds.
 std::vector<FwdCase> full_persistent() {
   std::vector<FwdCase> v;
