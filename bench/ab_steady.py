@@ -160,6 +160,37 @@ def report(a, cases, names, phases):
     return "\n".join(lines)
 
 
+def round_records(a, names, phases, r):
+    """Round r's phases as bench.py records: the first variant (base, the reference) is flashcute_<backend>,
+    the peer keeps its bench.py name, other variants are flashcute_<backend>:<name>."""
+    recs = []
+    for (rr, case, n), (tf, stats) in sorted(phases.items(), key=lambda kv: (kv[0][1], kv[0][2])):
+        if rr != r:
+            continue
+        d, causal, s = case
+        b, h = shape_for(s, d)
+        impl = n if n == a.peer else f"flashcute_{a.backend}" + ("" if n == names[0] else f":{n}")
+        rec = dict(impl=impl, dtype=a.dtype, d=d, causal=causal, seqlen=s, batch=b, heads=h, status="ok",
+                   tflops=tf, reps=a.iters)
+        rec["pass"] = a.passes
+        if stats:
+            rec["clock_mhz"], rec["power_w"] = stats["clock_mhz"], stats["power_w"]
+        recs.append(rec)
+    return recs
+
+
+def write_records(a, names, phases):
+    import json
+
+    date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    for r in range(a.rounds):
+        doc = {"meta": {"runs": [{"date": date, "git": f"ab_steady round {r}", "method":
+                                  f"ab_steady: {a.iters} back-to-back launches per phase, no flush, phases alternated"}]},
+               "records": round_records(a, names, phases, r)}
+        with open(f"{a.records}-round{r}.json", "w") as f:
+            json.dump(doc, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin-dir", default="ab-bin", help="folders NAME/flashcute, one per variant")
@@ -172,6 +203,9 @@ def main():
     ap.add_argument("--backend", default="sm90", choices=("sm80", "sm90"), help="our forward path (bwd: sm80)")
     ap.add_argument("--peer", default="none", help="none, or a bench.py implementation (sdpa_cudnn, sdpa_flash, ...)")
     ap.add_argument("--out", default=None, help="also write the table here")
+    ap.add_argument("--records", default=None,
+                    help="also write each round's phases as PREFIX-roundN.json, bench.py's results format "
+                         "(the first variant as flashcute_<backend>, so bench/sm90_targets.py reads them)")
     a = ap.parse_args()
     names = a.variants.split(",") if a.variants else variants_in(a.bin_dir)
     if not names:
@@ -197,6 +231,8 @@ def main():
         samples = sampler.stop()
     for r, case, n, t0, t1, tf in spans:
         phases[(r, case, n)] = (tf, steady(samples, t0, t1))
+    if a.records:
+        write_records(a, names, phases)
     table = report(a, a.case, names, phases)
     print(table)
     if a.out:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 7's SM90 forward targets, row by row, from bench.py results (no torch).
+"""Issue 7's SM90 forward targets, row by row, from bench.py results or ab_steady's --records (no torch).
 
 Target per row (same run): ours / cuDNN >= 1.05 * max(1, F) for seqlen >= 2k and >= max(1, F) for 512 and 1k,
 with F = FA3 / cuDNN of the same (d, causal, seqlen) in the stored peer JSON (measured on bf16; used for fp16
@@ -64,12 +64,13 @@ def main(argv=None):
         with open(path) as f:
             doc = json.load(f)
         runs.append(doc["records"])
-        sources += [f"{m.get('date')} git {m.get('git')}" for m in doc["meta"]["runs"]]
+        sources += [f"{m.get('date')} git {m.get('git')}" + (f" ({m['method']})" if m.get("method") else "")
+                    for m in doc["meta"]["runs"]]
     table = rows(runs, report.load_fa3(a.fa3_json))
     met = sum(r[9] for r in table)
     several = len(runs) > 1
     print("# SM90 forward against the issue-7 targets\n")
-    print(f"From {len(a.results)} bench.py run(s) ({'; '.join(sources)}). Target: ours / cuDNN >= 1.05 x max(1, F) "
+    print(f"From {len(a.results)} run(s) ({'; '.join(sources)}). Target: ours / cuDNN >= 1.05 x max(1, F) "
           "for seqlen >= 2k and >= max(1, F) for 512 and 1k; F = FA3 / cuDNN from the stored peer JSON (bf16 rows, "
           "used for fp16 too). " + ("Each cell is the median over the runs (TFLOP/s: of each; ours/cuDNN: of the "
                                     "ratio inside each run, with its range); met is decided on that median. "

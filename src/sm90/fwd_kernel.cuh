@@ -707,7 +707,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           };
           // An interior block (every key visible to every row of the tile: no score masked)
           // skips the block max: the row sums of p tell whether any reference may move.
-          if (kSumCheck && w.unmasked(n_block * kBlockN, kBlockN)) {
+          if constexpr (FLASHCUTE_SM90_FWD_FORCE_RECOMPUTE != 0) {  // check builds: the recompute on every step
+            recompute(scores);
+            softmax.update(scores, rescale, mult);
+          } else if (kSumCheck && w.unmasked(n_block * kBlockN, kBlockN)) {
             moved = softmax.update_sum_check(scores, rescale, mult, recompute);
           } else {
             moved = softmax.update_speculative(scores, rescale, mult, recompute);

@@ -498,6 +498,11 @@ constexpr bool sum_check_choice() { return FLASHCUTE_SM90_FWD_SUM_CHECK != 0; }
 #define FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE 1
 #endif
 constexpr bool recompute_opaque_choice() { return FLASHCUTE_SM90_FWD_RECOMPUTE_OPAQUE != 0; }
+// Check builds only: every speculative step recomputes S and runs the exact update (the recompute's
+// own test; 0 in every shipped build).
+#ifndef FLASHCUTE_SM90_FWD_FORCE_RECOMPUTE
+#define FLASHCUTE_SM90_FWD_FORCE_RECOMPUTE 0
+#endif
 // cluster_min_seqlen_k of the d 128 and d 256 rows (-1 keeps the rows'; 0 off; N > 0 from N keys).
 #ifndef FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K
 #define FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K -1
@@ -698,7 +703,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k, short_wgs, short_block_n,
     //     short_stages, short kernel for masked problems up to seqlen_k
     // 88 KB (+24 KB O, persistent)
-    with_dynamic_plain(with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
+    with_dynamic_plain(with_spec_exp(with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true),
      /*session 30, round-robin turns:*/ pingpong_choice(overlap_choice(true), FLASHCUTE_SM90_FWD_D64_PINGPONG != 0),
      persistent_limit_choice(1024),
@@ -711,6 +716,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*session 22: +4.2% non-causal 512, +3.0% 2k:*/ early_q_choice(true)),
                  /*session 30: +2.9-3.0% non-causal 2k:*/ fast_decode_choice(true),
                  /*its softcap/ALiBi persistent kernel spilled 40 bytes:*/ fast_decode_choice(false)),
+                 /*spills with it (session 43; FLASHCUTE_SM90_FWD_SPEC_EXP=1 builds it):*/ spec_exp_choice(false)),
                  /*session 42: +1.0-2.9% non-causal 4k-16k:*/ dynamic_limit_choice(16384)),
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),

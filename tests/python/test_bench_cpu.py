@@ -510,6 +510,32 @@ def test_ab_steady_table_from_stand_in_binaries(tmp_path, monkeypatch):
         ab_steady.parse_case("128:maybe:8192")
 
 
+def test_ab_steady_records_feed_sm90_targets(tmp_path, monkeypatch):
+    """--records writes one bench.py results file per round; sm90_targets reads them as runs (base is
+    flashcute_sm90, the peer keeps its name), the ratio of each round's own phases deciding the row."""
+    ab_steady = pytest.importorskip("ab_steady")
+    import json
+    import sm90_targets
+
+    d = tmp_path / "base"
+    d.mkdir()
+    (d / "flashcute").write_text("#!/bin/sh\necho 'bf16 d128 full s8192  fwd     flashcute_sm90     1.000 ms   700.0 TFLOP/s'\n")
+    (d / "flashcute").chmod(0o755)
+    tf = iter([600.0, 640.0])
+    monkeypatch.setattr(ab_steady, "peer_runner", lambda a: (lambda case: (0.0, 0.0, next(tf))))
+    monkeypatch.setattr(ab_steady, "GpuSampler", fake_sampler(1700, 650.0))
+    prefix = tmp_path / "steady"
+    monkeypatch.setattr(sys, "argv", ["ab_steady", "--bin-dir", str(tmp_path), "--case", "128:no:8192", "--rounds", "2",
+                                      "--iters", "5", "--peer", "sdpa_cudnn", "--records", str(prefix)])
+    ab_steady.main()
+    runs = [json.loads((tmp_path / f"steady-round{r}.json").read_text())["records"] for r in (0, 1)]
+    assert {r["impl"] for r in runs[0]} == {"flashcute_sm90", "sdpa_cudnn"}
+    assert [r["tflops"] for r in runs[1] if r["impl"] == "sdpa_cudnn"] == [640.0]
+    fa3 = {(128, False, 8192, "fwd"): {"fa3": 660.0, "cudnn": 600.0}}
+    (row,) = sm90_targets.rows(runs, fa3)
+    assert abs(row[6] - (700 / 600 + 700 / 640) / 2) < 1e-9 and row[9] is False  # 1.130 < 1.155
+
+
 def test_ab_steady_cli_window_is_its_launches(tmp_path):
     """run_cli's window ends with the process and spans its launches (warm-up and timed, at the
     median), not the process's start-up (0.3 s here), or the whole process when that is shorter."""
