@@ -15,6 +15,8 @@ rows, where the columns show whether the phase reached the power cap at all.
 
     python3 bench/ab_steady.py --bin-dir ab-bin --case 128:no:8192 --case 64:yes:4096 [--peer sdpa_cudnn]
     python3 bench/ab_steady.py --pass bwd --backend sm80 --case 128:yes:4096 --peer sdpa_flash --iters 500
+    python3 bench/ab_steady.py --variants base --peer sdpa_cudnn --case 64:no:512 ... --records out/steady
+        (then bench/sm90_targets.py out/steady-round*.json: a steady-state grid against the issue-7 targets)
 
 Variants: the folders of --bin-dir holding a `flashcute` binary ("base" first, the reference of every
 ratio), run in a rotated order each round; a folder's optional `args` file adds its words to that
@@ -26,6 +28,7 @@ D:CAUSAL(yes|no):SEQLEN with BENCHMARKING.md's batch = 16384 / seqlen and heads 
 """
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -180,8 +183,6 @@ def round_records(a, names, phases, r):
 
 
 def write_records(a, names, phases):
-    import json
-
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     for r in range(a.rounds):
         doc = {"meta": {"runs": [{"date": date, "git": f"ab_steady round {r}", "method":

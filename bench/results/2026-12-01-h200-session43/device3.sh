@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Session 43, call 3 (H200), as run: meant for the rows call 2 skipped (bf16 d 256); the header cut from
 # device2.sh kept its first part line (fp16 d 256, two more rounds), which ran until the call's 200 s
-# limit stopped it (its log came back; rounds 2-3 of fp16 d 256 where both phases ran).
-# (each part there hit its timeout), with call 1's `grid` binary (main's kernels) against cuDNN;
-# one ab_steady run per (dtype, d, rounds needed), the rows with none first.
+# limit stopped it (its log came back; rounds 2-3 of fp16 d 256 where both phases ran). Call 1's
+# `grid` binary (main's kernels) against cuDNN, one ab_steady run per (dtype, d, rounds needed).
 O=${OUT:-gpu-out}; mkdir -p $O/r
 B=build/abbin
 mkdir -p $B/grid && gunzip -c .abcarry/grid.gz > $B/grid/flashcute && chmod +x $B/grid/flashcute

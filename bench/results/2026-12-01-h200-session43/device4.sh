@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Session 43, call 4 (H200): the steady-state grid rows that call 2 skipped for time (bf16 d 256, round 1)
-# (call 3 ran this script with its first part line left over from device2.sh and was cut off by its
-# 200 s limit), with call 1's `grid` binary (main's kernels) against cuDNN;
-# one ab_steady run per (dtype, d, rounds needed), the rows with none first.
+# (call 3 ran this script with a part line left over from device2.sh and was cut off by its 200 s
+# limit). Call 1's `grid` binary (main's kernels) against cuDNN.
 O=${OUT:-gpu-out}; mkdir -p $O/r
 B=build/abbin
 mkdir -p $B/grid && gunzip -c .abcarry/grid.gz > $B/grid/flashcute && chmod +x $B/grid/flashcute
