@@ -142,6 +142,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // (Tr::kSpecExp; not the softcap/ALiBi kernels, whose transform keeps more registers live).
   constexpr bool kSpecExp = Tr::kSpecExp && !kTransform;
   constexpr bool kSumCheck = Tr::kSumCheck && kSpecExp;  // interior blocks: the sum check (update_sum_check)
+  // A warpgroup's first block as half a block (Tr::kHalfFirst; not the softcap/ALiBi kernels, which
+  // spilled 88 bytes with it).
+  constexpr bool kHalfFirst = Tr::kHalfFirst && !kTransform;
   // The speculative recompute's coordinates made inside its branch (tile_config.h, recompute_opaque_choice):
   // the non-persistent kernels only (measured there; the persistent ones keep the kernel's).
   constexpr bool kOpaqueCoords = recompute_opaque_choice() && !Tr::kPersistent;
@@ -637,6 +640,21 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // must be free first, so it waits here, not before them).
       if constexpr (Tr::kWgQ) wait_q();
 
+      // kHalfFirst: where no row of this warpgroup sees a key of its first block's second half (a
+      // causal diagonal's upper rows), that block's S = Q K^T is a wgmma of kBlockN / 2 columns into
+      // the first half of S's registers, and its P V runs over those keys only. The second half's
+      // registers are then never written by the wgmma: the mask assigns -inf to every one of them
+      // (the rows' visible ends grow with the row, so the last row's bounds all of them; the rows
+      // past len_q are the mask's rows too), so P is 0 there, as it would be from the whole block.
+      bool half_first = false;
+      if constexpr (kHalfFirst) {
+        int lo, hi;
+        visible_key_range_i32(m0_frag + 64 * cwg + 63, w.len_q, w.len_k, p.window, &lo, &hi);
+        // From lane 0: warp-uniform to ptxas, which otherwise serializes every wgmma of the kernel
+        // for the branch between the two forms of S (C7518, a "divergent path").
+        half_first = from_lane0(static_cast<int>(hi <= (n_max - 1) * kBlockN + kBlockN / 2)) != 0;
+      }
+
       Tensor rescale = make_tensor<float>(Shape<Int<kRows>, _1>{});  // (rows, 1): block n's O factors
       Tensor rP = make_tensor<Element>(partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{}).layout());
       Tensor tOrP = make_tensor(rP.data(), gmma_acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_K)
@@ -645,10 +663,23 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         Tensor acc_s = partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{});  // (MMA, MMA_M, MMA_N)
         pipeline_k.consumer_wait(read);  // RAW: K[n] landed
         turn_begin();
-        wgmma_gemm<true>(mma_qk, tSrQ, tSrK(_, _, _, read.index()), acc_s);
-        turn_end(false);
-        FLASHCUTE_TIMELINE(stamp(2);)
-        warpgroup_wait<0>();
+        // Each form waits for its own batch (no batch open across the branch's join), and the half
+        // form writes -inf to the second half (defined registers for the mask, whose result it is).
+        if (kHalfFirst && half_first) {
+          typename Tr::TiledMmaQKHalf mma_qk_half;
+          Tensor acc_s_half =
+              make_tensor(acc_s.data(), partition_fragment_C(mma_qk_half, Shape<BlockM, Int<kBlockN / 2>>{}).layout());
+          wgmma_gemm<true>(mma_qk_half, tSrQ, tSrK(_, _, _, read.index()), acc_s_half);
+          turn_end(false);
+          warpgroup_wait<0>();
+          CUTE_UNROLL
+          for (int i = size(acc_s_half); i < size(acc_s); ++i) acc_s(i) = -INFINITY;
+        } else {
+          wgmma_gemm<true>(mma_qk, tSrQ, tSrK(_, _, _, read.index()), acc_s);
+          turn_end(false);
+          FLASHCUTE_TIMELINE(stamp(2);)
+          warpgroup_wait<0>();
+        }
         FLASHCUTE_TIMELINE(stamp(3);)
         release(pipeline_k, ss.pipeline_k, read);
         free_q_after(n_block);

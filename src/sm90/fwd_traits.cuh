@@ -160,6 +160,16 @@ struct FwdTraits {
   // With kSpecExp, the interior key blocks' check from the row sums of p instead of the block max
   // (OnlineSoftmax::update_sum_check; tile_config.h, sum_check_choice).
   static constexpr bool kSumCheck = kSpecExp && sum_check_choice();
+  // A warpgroup's first key block as half a block where its rows see none of the block's second half
+  // (the row's half_first; fwd_kernel.cuh): the overlapped loop, a block_n whose half is a wgmma N
+  // and a whole number of P V k-steps.
+  static constexpr bool kHalfFirst = C.half_first && kOverlap && kPersistent && kBlockN % 32 == 0;
+  // S = Q K^T over the first block_n / 2 keys: its accumulator is the first half of S's registers
+  // (wgmma's C fragment lists its columns in 8-column groups), and its K operand the same smem
+  // descriptors as S's (K-major: a narrower N reads fewer of the same 8-row core matrices).
+  using TiledMmaQKHalf = decltype(cute::make_tiled_mma(
+      cute::GMMA::ss_op_selector<Element, Element, float, cute::Shape<cute::_64, cute::Int<kBlockN / 2>, HeadDim>>(),
+      WgLayout{}));
 
   // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
   using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;

@@ -108,6 +108,11 @@ struct FwdTileConfig {
   // epilogue's warpgroup barriers on sO become __syncwarp) in this row's ping-pong kernels, not in
   // its softcap/ALiBi one (fwd_traits.cuh: kWarpStore).
   bool warp_store = false;
+  // The overlapped loop runs a consumer warpgroup's first key block (its diagonal under a causal
+  // mask) as half a block where its own rows see none of the block's second half: S = Q K^T by a
+  // wgmma of block_n / 2 columns and that block's P V over its first block_n / 2 keys
+  // (fwd_traits.cuh: kHalfFirst).
+  bool half_first = false;
   // Set by for_kernel, not in the rows: the CTAs per cluster of this instantiation (1: no cluster).
   int cluster = 1;
   // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
@@ -196,6 +201,10 @@ constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release) {
 }
 constexpr FwdTileConfig with_warp_store(FwdTileConfig c, bool warp_store) {
   c.warp_store = warp_store;
+  return c;
+}
+constexpr FwdTileConfig with_half_first(FwdTileConfig c, bool half_first) {
+  c.half_first = half_first;
   return c;
 }
 // The row with the masked short tiles only: the row's own consumer warpgroups, block_n keys per
@@ -345,6 +354,11 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_WARP_STORE
 #define FLASHCUTE_SM90_FWD_WARP_STORE -1
 #endif
+// A warpgroup's first key block as half a block where its rows see only the first half (the rows'
+// half_first; -1 keeps the rows', 0 off, 1 on in every row whose block_n allows it).
+#ifndef FLASHCUTE_SM90_FWD_HALF_FIRST
+#define FLASHCUTE_SM90_FWD_HALF_FIRST -1
+#endif
 // The persistent kernels' K/V stage marked warp-uniform at each tile's start (fwd_kernel.cuh); 0 off
 // (an A/B switch).
 #ifndef FLASHCUTE_SM90_FWD_UNIFORM_STAGE
@@ -449,6 +463,7 @@ constexpr bool uniform_q_desc_choice(int head_dim, int cluster) {
 #endif
 constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_EARLY_Q, measured); }
 constexpr bool warp_store_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_WARP_STORE, measured); }
+constexpr bool half_first_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_HALF_FIRST, measured); }
 // Every row's fast_decode (-1 keeps the rows'; 0 off; 1 on). Session 29 (d 128, bf16): the
 // consumers' ring read -> tile start 897 -> 555 cycles, the gap between tiles 1114 -> 770; A/B
 // (ab_steady, 500 launches, 2 rounds) 1.005 non-causal 512, 1.030 (1.022-1.037) causal 1k, 0.999-1.003
@@ -722,7 +737,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    with_dynamic_plain(with_warp_store(with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
+    with_half_first(with_dynamic_plain(with_warp_store(with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
                   overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
                   wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
                   fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
@@ -736,6 +751,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  FLASHCUTE_SM90_FWD_D128_SHORT_MASKED_MAX),
                  /*session 39: +3.1% non-causal 4k, +0.6-1.4% 2k:*/ warp_store_choice(true)),
                  /*session 42: +1.1% non-causal 8k, +1.3% causal 8k; 0.99 at 16k:*/ dynamic_limit_choice(8192)),
+                 half_first_choice(false)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
