@@ -751,7 +751,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  FLASHCUTE_SM90_FWD_D128_SHORT_MASKED_MAX),
                  /*session 39: +3.1% non-causal 4k, +0.6-1.4% 2k:*/ warp_store_choice(true)),
                  /*session 42: +1.1% non-causal 8k, +1.3% causal 8k; 0.99 at 16k:*/ dynamic_limit_choice(8192)),
-                 half_first_choice(false)),
+                 /*session 44: +1.2% / +2.4% causal 512, +1.5% / +0.6% 1k (bf16 / fp16), 1.00 at 2k:*/
+                 half_first_choice(true)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
