@@ -641,16 +641,17 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       if constexpr (Tr::kWgQ) wait_q();
 
       // kHalfFirst: where no row of this warpgroup sees a key of its first block's second half (a
-      // causal diagonal's upper rows), that block's S = Q K^T is a wgmma of kBlockN / 2 columns into
-      // the first half of S's registers, and its P V runs over those keys only. The second half's
-      // registers are then never written by the wgmma: the mask assigns -inf to every one of them
-      // (the rows' visible ends grow with the row, so the last row's bounds all of them; the rows
-      // past len_q are the mask's rows too), so P is 0 there, as it would be from the whole block.
+      // causal diagonal's upper rows: warpgroup 0 of every 128 x 128 diagonal tile), that block's
+      // S = Q K^T is a wgmma of kBlockN / 2 columns into the first half of S's registers and the
+      // second half is set to -inf, what the mask would assign there (the rows' visible ends grow
+      // with the row, so the last row's end bounds all of them; rows past len_q are the mask's rows
+      // too). P is then 0 there, as from the whole block. The block's P V stays whole: a half P V in
+      // the loop, peeled or not, or after it, spilled 40-200 bytes and serialized the wgmmas.
       bool half_first = false;
       if constexpr (kHalfFirst) {
         int lo, hi;
         visible_key_range_i32(m0_frag + 64 * cwg + 63, w.len_q, w.len_k, p.window, &lo, &hi);
-        // From lane 0: warp-uniform to ptxas, which otherwise serializes every wgmma of the kernel
+        // From lane 0: warp-uniform to ptxas, which otherwise serialized every wgmma of the kernel
         // for the branch between the two forms of S (C7518, a "divergent path").
         half_first = from_lane0(static_cast<int>(hi <= (n_max - 1) * kBlockN + kBlockN / 2)) != 0;
       }
@@ -663,8 +664,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         Tensor acc_s = partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{});  // (MMA, MMA_M, MMA_N)
         pipeline_k.consumer_wait(read);  // RAW: K[n] landed
         turn_begin();
-        // Each form waits for its own batch (no batch open across the branch's join), and the half
-        // form writes -inf to the second half (defined registers for the mask, whose result it is).
+        // Each form waits for its own batch, so no batch is open across the branch's join (with the
+        // wait after the join ptxas serialized the wgmmas: C7511, C7515).
         if (kHalfFirst && half_first) {
           typename Tr::TiledMmaQKHalf mma_qk_half;
           Tensor acc_s_half =

@@ -160,9 +160,9 @@ struct FwdTraits {
   // With kSpecExp, the interior key blocks' check from the row sums of p instead of the block max
   // (OnlineSoftmax::update_sum_check; tile_config.h, sum_check_choice).
   static constexpr bool kSumCheck = kSpecExp && sum_check_choice();
-  // A warpgroup's first key block as half a block where its rows see none of the block's second half
-  // (the row's half_first; fwd_kernel.cuh): the overlapped loop, a block_n whose half is a wgmma N
-  // and a whole number of P V k-steps.
+  // A warpgroup's first key block's S as half a block where its rows see none of the block's second
+  // half (the row's half_first; fwd_kernel.cuh): the persistent overlapped kernels, a block_n whose
+  // half is a wgmma N.
   static constexpr bool kHalfFirst = C.half_first && kOverlap && kPersistent && kBlockN % 32 == 0;
   // S = Q K^T over the first block_n / 2 keys: its accumulator is the first half of S's registers
   // (wgmma's C fragment lists its columns in 8-column groups), and its K operand the same smem

@@ -8,10 +8,9 @@
 
 namespace flashcute::sm90 {
 
-// acc (+)= A B^T over all k-blocks (or the first kKBlocks) as one wgmma batch, committed but not
-// waited on. kZeroInit: the first k-block overwrites acc instead of accumulating (no separate clear
-// of S).
-template <bool kZeroInit, int kKBlocks = -1, class TiledMma, class TA, class TB, class TC>
+// acc (+)= A B^T over all k-blocks as one wgmma batch, committed but not waited on. kZeroInit: the
+// first k-block overwrites acc instead of accumulating (no separate clear of S).
+template <bool kZeroInit, class TiledMma, class TA, class TB, class TC>
 __device__ __forceinline__ void wgmma_gemm(TiledMma& mma, const TA& tCrA, const TB& tCrB, TC& tCrC) {
   using namespace cute;
   constexpr bool kARegs = !std::is_same_v<std::decay_t<decltype(tCrA.data())>, GMMA::DescriptorIterator>;
@@ -19,30 +18,14 @@ __device__ __forceinline__ void wgmma_gemm(TiledMma& mma, const TA& tCrA, const 
   warpgroup_fence_operand(tCrC);
   warpgroup_arrive();
   if constexpr (kZeroInit) mma.accumulate_ = GMMA::ScaleOut::Zero;
-  constexpr int kK = kKBlocks < 0 ? decltype(size<2>(tCrA))::value : kKBlocks;
-  static_assert(kK <= decltype(size<2>(tCrA))::value, "more k-blocks than the operands hold");
   CUTE_UNROLL
-  for (int k = 0; k < kK; ++k) {
+  for (int k = 0; k < size<2>(tCrA); ++k) {
     gemm(mma, tCrA(_, _, k), tCrB(_, _, k), tCrC);
     mma.accumulate_ = GMMA::ScaleOut::One;
   }
   warpgroup_commit_batch();
   warpgroup_fence_operand(tCrC);
   if constexpr (kARegs) warpgroup_fence_operand(const_cast<TA&>(tCrA));
-}
-
-// acc += A B^T over the first kKBlocks k-blocks where `first_only`, over all of them otherwise
-// (kKBlocks < 0: always all); one wgmma batch either way.
-template <int kKBlocks, class TiledMma, class TA, class TB, class TC>
-__device__ __forceinline__ void wgmma_gemm_first_k(bool first_only, TiledMma& mma, const TA& tCrA, const TB& tCrB,
-                                                   TC& tCrC) {
-  if constexpr (kKBlocks >= 0) {
-    if (first_only) {
-      wgmma_gemm<false, kKBlocks>(mma, tCrA, tCrB, tCrC);
-      return;
-    }
-  }
-  wgmma_gemm<false>(mma, tCrA, tCrB, tCrC);
 }
 
 // A wgmma accumulator ((2 cols, 2 rows, N/8), MMA_M, MMA_N) seen as (rows, cols) =
