@@ -672,6 +672,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
               make_tensor(acc_s.data(), partition_fragment_C(mma_qk_half, Shape<BlockM, Int<kBlockN / 2>>{}).layout());
           wgmma_gemm<true>(mma_qk_half, tSrQ, tSrK(_, _, _, read.index()), acc_s_half);
           turn_end(false);
+          FLASHCUTE_TIMELINE(stamp(2);)
           warpgroup_wait<0>();
           CUTE_UNROLL
           for (int i = size(acc_s_half); i < size(acc_s); ++i) acc_s(i) = -INFINITY;
