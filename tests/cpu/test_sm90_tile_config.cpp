@@ -236,5 +236,57 @@ TEST(Sm90TileConfig, WarpgroupKeyRangeCoversItsRows) {
       }
 }
 
+// half_first (fwd_kernel.cuh): a warpgroup whose last row's visible keys end within the first half of
+// its first key block computes that block's S over the first half only and sets the second half to
+// -inf. That is exact only if no row of the warpgroup, including rows past seqlen_q (the kernel
+// computes them, never stores them), sees a key of the second half under the contract's predicate.
+TEST(Sm90TileConfig, HalfFirstSecondHalfIsMasked) {
+  constexpr int kBlockM = 128, kBlockN = 128;  // d 128's tiles
+  const int seqlens[] = {1, 63, 64, 65, 127, 128, 129, 200, 255, 256, 300, 511, 512, 777, 1000, 1024};
+  const int windows[][2] = {{-1, 0}, {-1, -1}, {0, 0}, {100, 50}, {200, 0}, {5, 3}, {-1, 17}, {64, 0}};
+  int halves = 0;
+  for (int sq : seqlens)
+    for (int sk : seqlens)
+      for (const auto& lr : windows) {
+        const Window w = make_window(false, lr[0], lr[1]);
+        for (int m0 = 0; m0 < sq; m0 += kBlockM) {
+          // The tile's key blocks (make_tile_work): from the first row's begin to the last row's end.
+          int first_begin, first_end, last_begin, last_end;
+          visible_key_range_i32(m0, sq, sk, w, &first_begin, &first_end);
+          visible_key_range_i32(std::min(m0 + kBlockM, sq) - 1, sq, sk, w, &last_begin, &last_end);
+          const int n_min = first_begin / kBlockN;
+          const int n_max = last_end > first_begin ? (last_end + kBlockN - 1) / kBlockN : n_min;
+          if (n_max <= n_min) continue;  // no key: the overlapped loop does not run
+          const int n0 = (n_max - 1) * kBlockN;
+          for (int wg = 0; wg < kBlockM / 64; ++wg) {
+            int lo, hi;
+            visible_key_range_i32(m0 + 64 * wg + 63, sq, sk, w, &lo, &hi);
+            if (hi > n0 + kBlockN / 2) continue;
+            ++halves;
+            for (int i = m0 + 64 * wg; i < m0 + 64 * wg + 64; ++i)
+              for (int j = n0 + kBlockN / 2; j < n0 + kBlockN; ++j)
+                ASSERT_FALSE(key_visible(i, j, sq, sk, w)) << "sq " << sq << " sk " << sk << " window " << lr[0]
+                                                           << "," << lr[1] << " row " << i << " key " << j;
+          }
+        }
+      }
+  EXPECT_GT(halves, 0);
+  // Causal self-attention: warpgroup 0 of every tile takes the half block, warpgroup 1 never.
+  const Window causal = make_window(true, -1, -1);
+  for (int m0 = 0; m0 < 1024; m0 += kBlockM) {
+    const int n0 = m0;  // the tile's last key block is its diagonal
+    int lo, hi;
+    visible_key_range_i32(m0 + 63, 1024, 1024, causal, &lo, &hi);
+    EXPECT_LE(hi, n0 + kBlockN / 2) << "tile " << m0;
+    visible_key_range_i32(m0 + 127, 1024, 1024, causal, &lo, &hi);
+    EXPECT_GT(hi, n0 + kBlockN / 2) << "tile " << m0;
+  }
+  if (FLASHCUTE_SM90_FWD_HALF_FIRST < 0) {
+    EXPECT_TRUE(fwd_tile_config(128).half_first);
+    EXPECT_FALSE(kD64.half_first);
+    EXPECT_FALSE(fwd_tile_config(256).half_first);
+  }
+}
+
 }  // namespace
 }  // namespace flashcute::sm90
