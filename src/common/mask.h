@@ -68,6 +68,16 @@ FC_HOST_DEVICE void visible_key_range_i32(int i, int seqlen_q, int seqlen_k, Win
   detail::visible_key_range<int>(i, seqlen_q, seqlen_k, w, begin, end);
 }
 
+// Does no row of [row0, row0 + rows) see any key >= key0? Both ends of a row's visible keys move
+// right with the row, so the last row's end bounds them all (a row past seqlen_q follows the same
+// formula, so the answer holds for the rows a kernel computes but never stores). The SM90 forward's
+// half_first asks this of a warpgroup's rows and the second half of its first key block.
+FC_HOST_DEVICE bool rows_see_no_key_from(int row0, int rows, int seqlen_q, int seqlen_k, Window w, int key0) {
+  int begin, end;
+  visible_key_range_i32(row0 + rows - 1, seqlen_q, seqlen_k, w, &begin, &end);
+  return end <= key0;
+}
+
 // ALiBi: the bias added to the scaled (and soft-capped) score of (i, j).
 // T is float in the kernels and double in the reference.
 template <class T>

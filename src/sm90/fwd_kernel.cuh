@@ -643,17 +643,16 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // kHalfFirst: where no row of this warpgroup sees a key of its first block's second half (a
       // causal diagonal's upper rows: warpgroup 0 of every 128 x 128 diagonal tile), that block's
       // S = Q K^T is a wgmma of kBlockN / 2 columns into the first half of S's registers and the
-      // second half is set to -inf, what the mask would assign there (the rows' visible ends grow
-      // with the row, so the last row's end bounds all of them; rows past len_q are the mask's rows
-      // too). P is then 0 there, as from the whole block. The block's P V stays whole: a half P V in
-      // the loop, peeled or not, or after it, spilled 40-200 bytes and serialized the wgmmas.
+      // second half is set to -inf, what the mask would assign there (common/mask.h,
+      // rows_see_no_key_from). P is then 0 there, as from the whole block. The block's P V stays
+      // whole: a half P V in the loop, peeled or not, or after it, spilled 40-200 bytes and
+      // serialized the wgmmas.
       bool half_first = false;
       if constexpr (kHalfFirst) {
-        int lo, hi;
-        visible_key_range_i32(m0_frag + 64 * cwg + 63, w.len_q, w.len_k, p.window, &lo, &hi);
         // From lane 0: warp-uniform to ptxas, which otherwise serialized every wgmma of the kernel
         // for the branch between the two forms of S (C7518, a "divergent path").
-        half_first = from_lane0(static_cast<int>(hi <= (n_max - 1) * kBlockN + kBlockN / 2)) != 0;
+        half_first = from_lane0(static_cast<int>(rows_see_no_key_from(m0_frag + 64 * cwg, 64, w.len_q, w.len_k, p.window,
+                                                                      (n_max - 1) * kBlockN + kBlockN / 2))) != 0;
       }
 
       Tensor rescale = make_tensor<float>(Shape<Int<kRows>, _1>{});  // (rows, 1): block n's O factors

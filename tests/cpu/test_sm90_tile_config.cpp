@@ -236,10 +236,11 @@ TEST(Sm90TileConfig, WarpgroupKeyRangeCoversItsRows) {
       }
 }
 
-// half_first (fwd_kernel.cuh): a warpgroup whose last row's visible keys end within the first half of
-// its first key block computes that block's S over the first half only and sets the second half to
-// -inf. That is exact only if no row of the warpgroup, including rows past seqlen_q (the kernel
-// computes them, never stores them), sees a key of the second half under the contract's predicate.
+// half_first (fwd_kernel.cuh): a warpgroup for which rows_see_no_key_from (common/mask.h) holds at
+// the second half of its first key block computes that block's S over the first half only and sets
+// the second half to -inf. That is exact only if no row of the warpgroup, including rows past
+// seqlen_q (the kernel computes them, never stores them), sees a key of the second half under the
+// contract's predicate.
 TEST(Sm90TileConfig, HalfFirstSecondHalfIsMasked) {
   constexpr int kBlockM = 128, kBlockN = 128;  // d 128's tiles
   const int seqlens[] = {1, 63, 64, 65, 127, 128, 129, 200, 255, 256, 300, 511, 512, 777, 1000, 1024};
@@ -259,9 +260,7 @@ TEST(Sm90TileConfig, HalfFirstSecondHalfIsMasked) {
           if (n_max <= n_min) continue;  // no key: the overlapped loop does not run
           const int n0 = (n_max - 1) * kBlockN;
           for (int wg = 0; wg < kBlockM / 64; ++wg) {
-            int lo, hi;
-            visible_key_range_i32(m0 + 64 * wg + 63, sq, sk, w, &lo, &hi);
-            if (hi > n0 + kBlockN / 2) continue;
+            if (!rows_see_no_key_from(m0 + 64 * wg, 64, sq, sk, w, n0 + kBlockN / 2)) continue;
             ++halves;
             for (int i = m0 + 64 * wg; i < m0 + 64 * wg + 64; ++i)
               for (int j = n0 + kBlockN / 2; j < n0 + kBlockN; ++j)
@@ -275,11 +274,8 @@ TEST(Sm90TileConfig, HalfFirstSecondHalfIsMasked) {
   const Window causal = make_window(true, -1, -1);
   for (int m0 = 0; m0 < 1024; m0 += kBlockM) {
     const int n0 = m0;  // the tile's last key block is its diagonal
-    int lo, hi;
-    visible_key_range_i32(m0 + 63, 1024, 1024, causal, &lo, &hi);
-    EXPECT_LE(hi, n0 + kBlockN / 2) << "tile " << m0;
-    visible_key_range_i32(m0 + 127, 1024, 1024, causal, &lo, &hi);
-    EXPECT_GT(hi, n0 + kBlockN / 2) << "tile " << m0;
+    EXPECT_TRUE(rows_see_no_key_from(m0, 64, 1024, 1024, causal, n0 + kBlockN / 2)) << "tile " << m0;
+    EXPECT_FALSE(rows_see_no_key_from(m0 + 64, 64, 1024, 1024, causal, n0 + kBlockN / 2)) << "tile " << m0;
   }
   if (FLASHCUTE_SM90_FWD_HALF_FIRST < 0) {
     EXPECT_TRUE(fwd_tile_config(128).half_first);
