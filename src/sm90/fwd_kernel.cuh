@@ -655,6 +655,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
                                                                       (n_max - 1) * kBlockN + kBlockN / 2))) != 0;
       }
 
+      // kQRegs: this warpgroup's rows of Q into registers (the S wgmmas' A operand) now that they
+      // landed; Q's space is freed after the first S below.
+      if constexpr (Tr::kQRegs) {
+        typename Tr::SmemCopyQ smem_copy_q;
+        auto thr_copy_q = smem_copy_q.get_thread_slice(ctid);
+        copy(smem_copy_q, thr_copy_q.partition_S(sQ), thr_copy_q.retile_D(tSrQ));
+      }
+
       Tensor rescale = make_tensor<float>(Shape<Int<kRows>, _1>{});  // (rows, 1): block n's O factors
       Tensor rP = make_tensor<Element>(partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{}).layout());
       Tensor tOrP = make_tensor(rP.data(), gmma_acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_K)
@@ -684,6 +692,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         FLASHCUTE_TIMELINE(stamp(3);)
         release(pipeline_k, ss.pipeline_k, read);
         free_q_after(n_block);
+        // kQRegs: this thread's ldmatrix reads of sQ have returned (this S consumed their registers),
+        // so it frees Q's space (with kWgQ its warpgroup's slice) for the next tile's Q; the fence
+        // orders the generic-proxy reads before the TMA's async-proxy writes.
+        if constexpr (Tr::kQRegs) {
+          cutlass::arch::fence_view_async_shared();
+          Barrier::arrive(&ss.barrier_q_empty[Tr::kWgQ ? cwg : 0]);
+        }
         Tensor scores = transform_and_mask(acc_s, n_block);
         softmax.template update</*kFirst=*/true>(scores, acc_o_rc, mult);  // O and the sums are still 0
         convert_into(acc_s, rP);
@@ -787,7 +802,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       release(pipeline_v, ss.pipeline_v, read_prev);
     }
 
-    if constexpr (Tr::kSeparateO && !Tr::kEarlyQ) {
+    if constexpr (Tr::kSeparateO && !Tr::kEarlyQ && !Tr::kQRegs) {
       // Every wgmma that read sQ has completed (waited on above): the next tile's Q may land while
       // this tile's epilogue runs. Only the async proxy touched sQ, so no proxy fence is needed (nor
       // after the early arrival of kEarlyQ).

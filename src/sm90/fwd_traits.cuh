@@ -78,8 +78,16 @@ struct FwdTraits {
   // S = Q K^T: both operands K-major in smem. O += P V: P from registers, V^T (d, block_n) is
   // MN-major in smem (d contiguous). Consumer warpgroups stacked along M.
   using WgLayout = cute::Layout<cute::Shape<cute::Int<kConsumerWgs>, cute::_1, cute::_1>>;
-  using TiledMmaQK = decltype(cute::make_tiled_mma(
-      cute::GMMA::ss_op_selector<Element, Element, float, cute::Shape<cute::_64, BlockN, HeadDim>>(), WgLayout{}));
+  // kQRegs (the config's q_regs: the short tiles' persistent overlapped kernels with O in its own
+  // smem, no speculative exps, which read Q from smem): Q from registers instead, loaded once per tile.
+  static constexpr bool kQRegs = C.q_regs && kOverlap && kPersistent && !C.spec_exp;
+  template <int kN>
+  using QKOp = std::conditional_t<
+      kQRegs, decltype(cute::GMMA::rs_op_selector<Element, Element, float, cute::Shape<cute::_64, cute::Int<kN>, HeadDim>>()),
+      decltype(cute::GMMA::ss_op_selector<Element, Element, float, cute::Shape<cute::_64, cute::Int<kN>, HeadDim>>())>;
+  using TiledMmaQK = decltype(cute::make_tiled_mma(QKOp<kBlockN>{}, WgLayout{}));
+  // kQRegs: smem -> registers of Q in the wgmma A fragment's layout (ldmatrix, 8 x 8 tiles).
+  using SmemCopyQ = decltype(cute::make_tiled_copy_A(cute::Copy_Atom<cute::SM75_U32x4_LDSM_N, Element>{}, TiledMmaQK{}));
   using TiledMmaPV = decltype(cute::make_tiled_mma(
       cute::GMMA::rs_op_selector<Element, Element, float, cute::Shape<cute::_64, HeadDim, BlockN>, cute::GMMA::Major::K,
                                  cute::GMMA::Major::MN>(),
@@ -135,7 +143,9 @@ struct FwdTraits {
   // Q's space freed after a tile's last S = Q K^T rather than its last P V (fwd_kernel.cuh): the
   // overlapped loop with O in its own smem, not with per-warpgroup key ranges except where O is
   // split (the plain loop and those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
-  static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && (!kWgKeyBlocks || kSplitO);
+  // (kQRegs frees Q's space after the tile's first S instead.)
+  static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && (!kWgKeyBlocks || kSplitO) && !kQRegs;
+  static_assert(!kQRegs || kSeparateO, "Q in registers: O needs its own smem (Q's space is freed after the first S)");
   // Q in per-warpgroup slices (tile_config.h's FLASHCUTE_SM90_FWD_WG_Q): the persistent kernels with
   // per-warpgroup key blocks and the whole of O in its own smem (Q's space is freed after each
   // warpgroup's last P V, not at the early release). kMirrorRows: every second tile of a CTA hands
@@ -167,9 +177,7 @@ struct FwdTraits {
   // S = Q K^T over the first block_n / 2 keys: its accumulator is the first half of S's registers
   // (wgmma's C fragment lists its columns in 8-column groups), and its K operand the same smem
   // descriptors as S's (K-major: a narrower N reads fewer of the same 8-row core matrices).
-  using TiledMmaQKHalf = decltype(cute::make_tiled_mma(
-      cute::GMMA::ss_op_selector<Element, Element, float, cute::Shape<cute::_64, cute::Int<kBlockN / 2>, HeadDim>>(),
-      WgLayout{}));
+  using TiledMmaQKHalf = decltype(cute::make_tiled_mma(QKOp<kBlockN / 2>{}, WgLayout{}));
 
   // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
   using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;

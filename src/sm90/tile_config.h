@@ -112,6 +112,13 @@ struct FwdTileConfig {
   // warpgroup's first key block (its diagonal under a causal mask) as S = Q K^T of block_n / 2
   // columns where its own rows see none of the block's second half (fwd_traits.cuh: kHalfFirst).
   bool half_first = false;
+  // The short_wgs instantiations (persistent, overlapped) hold each warpgroup's 64 rows of Q in
+  // registers: S = Q K^T by wgmma with A from registers (loaded once per tile by ldmatrix), so the
+  // 64-key products read only K from smem, and Q's space is freed after the tile's first S
+  // (fwd_traits.cuh: kQRegs).
+  bool short_q_regs = false;
+  // Set by for_kernel, not in the rows: this instantiation holds Q in registers (short_q_regs).
+  bool q_regs = false;
   // Set by for_kernel, not in the rows: the CTAs per cluster of this instantiation (1: no cluster).
   int cluster = 1;
   // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
@@ -148,6 +155,7 @@ struct FwdTileConfig {
       c.overlap = true;
       c.pingpong = FLASHCUTE_SM90_FWD_SHORT_PINGPONG != 0 && c.pingpong && !masked;
       c.wg_key_blocks = masked;
+      c.q_regs = short_q_regs;
     } else {
       if (full && block_n_full > 0) c.block_n = block_n_full;
       if (masked && block_n_masked > 0) {
@@ -155,6 +163,7 @@ struct FwdTileConfig {
         c.overlap = c.pingpong = false;
       }
     }
+    c.short_q_regs = false;
     c.block_n_full = 0;
     c.block_n_masked = 0;
     c.dynamic_plain_max_seqlen_k = 0;
@@ -204,6 +213,10 @@ constexpr FwdTileConfig with_warp_store(FwdTileConfig c, bool warp_store) {
 }
 constexpr FwdTileConfig with_half_first(FwdTileConfig c, bool half_first) {
   c.half_first = half_first;
+  return c;
+}
+constexpr FwdTileConfig with_short_q_regs(FwdTileConfig c, bool short_q_regs) {
+  c.short_q_regs = short_q_regs;
   return c;
 }
 // The row with the masked short tiles only: the row's own consumer warpgroups, block_n keys per
@@ -362,6 +375,11 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_HALF_FIRST
 #define FLASHCUTE_SM90_FWD_HALF_FIRST -1
 #endif
+// Q in registers in the short_wgs instantiations (the rows' short_q_regs; -1 keeps the rows', 0 off,
+// 1 on in every row with short tiles).
+#ifndef FLASHCUTE_SM90_FWD_SHORT_Q_REGS
+#define FLASHCUTE_SM90_FWD_SHORT_Q_REGS -1
+#endif
 // The persistent kernels' K/V stage marked warp-uniform at each tile's start (fwd_kernel.cuh); 0 off
 // (an A/B switch).
 #ifndef FLASHCUTE_SM90_FWD_UNIFORM_STAGE
@@ -467,6 +485,7 @@ constexpr bool uniform_q_desc_choice(int head_dim, int cluster) {
 constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_EARLY_Q, measured); }
 constexpr bool warp_store_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_WARP_STORE, measured); }
 constexpr bool half_first_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_HALF_FIRST, measured); }
+constexpr bool short_q_regs_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_SHORT_Q_REGS, measured); }
 // Every row's fast_decode (-1 keeps the rows'; 0 off; 1 on). Session 29 (d 128, bf16): the
 // consumers' ring read -> tile start 897 -> 555 cycles, the gap between tiles 1114 -> 770; A/B
 // (ab_steady, 500 launches, 2 rounds) 1.005 non-causal 512, 1.030 (1.022-1.037) causal 1k, 0.999-1.003
@@ -721,7 +740,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k, short_wgs, short_block_n,
     //     short_stages, short kernel for masked problems up to seqlen_k
     // 88 KB (+24 KB O, persistent)
-    with_dynamic_plain(with_spec_exp(with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
+    with_short_q_regs(with_dynamic_plain(with_spec_exp(with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true),
      /*session 30, round-robin turns:*/ pingpong_choice(overlap_choice(true), FLASHCUTE_SM90_FWD_D64_PINGPONG != 0),
      persistent_limit_choice(1024),
@@ -736,6 +755,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*its softcap/ALiBi persistent kernel spilled 40 bytes:*/ fast_decode_choice(false)),
                  /*spills with it (session 43; FLASHCUTE_SM90_FWD_SPEC_EXP=1 builds it):*/ spec_exp_choice(false)),
                  /*session 42: +1.0-2.9% non-causal 4k-16k:*/ dynamic_limit_choice(16384)),
+                 short_q_regs_choice(false)),
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
