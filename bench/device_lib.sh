@@ -75,3 +75,19 @@ tally() {
   echo "$(basename "$1"): $(grep -c '^rc=0' "$1") pass, $(grep -vc '^rc=0' "$1") not"
   grep -v '^rc=0' "$1" | head -3
 }
+
+# steady_part NAME VARIANT ITERS DTYPE ROUNDS CASES...: one ab_steady run of variant VARIANT (a folder
+# of $B) against cuDNN over CASES (D:yes|no:SEQLEN), ITERS launches per phase, into $O/r/NAME.md, .log
+# and NAME-round<r>.json (bench/sm90_targets.py reads those). Skipped once $SECONDS passes
+# ${STEADY_DEADLINE:-430}; each run may take ${STEADY_TIMEOUT:-150} s.
+steady_part() {
+  local name=$1 v=$2 n=$3 dt=$4 rounds=$5 c
+  shift 5
+  [ "$SECONDS" -gt "${STEADY_DEADLINE:-430}" ] && { echo "skip $name (time)"; return; }
+  local t0=$SECONDS cases=()
+  for c in "$@"; do cases+=(--case "$c"); done
+  timeout "${STEADY_TIMEOUT:-150}" python3 bench/ab_steady.py --bin-dir "$B" --variants "$v" --peer sdpa_cudnn "${cases[@]}" \
+    --iters "$n" --rounds "$rounds" --dtype "$dt" --out "$O/r/$name.md" --records "$O/r/$name" > "$O/r/$name.log" 2>&1
+  echo "$name rc=$? ($((SECONDS - t0)) s)"
+  grep "^| " "$O/r/$name.md" | tail -n +3
+}

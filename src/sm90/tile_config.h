@@ -376,7 +376,13 @@ constexpr int persistent_limit_choice(int measured) {
 #define FLASHCUTE_SM90_FWD_HALF_FIRST -1
 #endif
 // Q in registers in the short_wgs instantiations (the rows' short_q_regs; -1 keeps the rows', 0 off,
-// 1 on in every row with short tiles).
+// 1 on in the rows that have with_short_q_regs: d 64's). A 64-key S = Q K^T with both operands in
+// smem reads 4 KB per 32 tensor cycles, the 128 bytes per cycle shared memory gives; with Q in
+// registers only K's 2 KB. Session 45 (bf16 d 64, ptxas): the 256 x 64 tiles' 112 registers do not
+// hold Q's 16 more (96-120 bytes spilled, wgmma serialized: C7512). With D64_SHORT_WGS=3 (192 x 64
+// tiles, 160 registers: 0 spills), H200 ab_steady, 3 rounds, against main's 256 x 64 tiles, causal
+// 512 / 1k: Q from smem 0.863 / 0.855, Q in registers 0.882 / 0.853 (up to 2k keys: 0.899 at 2k
+// against the masked kernel). Off.
 #ifndef FLASHCUTE_SM90_FWD_SHORT_Q_REGS
 #define FLASHCUTE_SM90_FWD_SHORT_Q_REGS -1
 #endif
@@ -755,7 +761,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*its softcap/ALiBi persistent kernel spilled 40 bytes:*/ fast_decode_choice(false)),
                  /*spills with it (session 43; FLASHCUTE_SM90_FWD_SPEC_EXP=1 builds it):*/ spec_exp_choice(false)),
                  /*session 42: +1.0-2.9% non-causal 4k-16k:*/ dynamic_limit_choice(16384)),
-                 short_q_regs_choice(false)),
+                 /*session 45: the 256 x 64 tiles' registers do not hold Q (C7512):*/ short_q_regs_choice(false)),
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
