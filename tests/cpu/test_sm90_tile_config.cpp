@@ -284,5 +284,27 @@ TEST(Sm90TileConfig, HalfFirstSecondHalfIsMasked) {
   }
 }
 
+// Q in registers (short_q_regs): only the short_wgs instantiations of a row that asks for it hold Q
+// in registers; the row field itself never reaches a kernel, and no row asks by default (session 45:
+// it did not fit d 64's 256 x 64 tiles and lost on 192 x 64 ones).
+TEST(Sm90TileConfig, QRegsOnlyInShortTiles) {
+  for (const FwdTileConfig& c : kFwdTileConfigs)
+    for (bool transform : {false, true})
+      for (bool persistent : {false, true})
+        for (bool full : {false, true})
+          for (bool m : {false, true})
+            for (bool short_rows : {false, true})
+              for (bool clustered : {false, true}) {
+                const FwdTileConfig k = c.for_kernel(transform, persistent, full, m, short_rows, clustered);
+                EXPECT_FALSE(k.short_q_regs) << "d " << c.head_dim;
+                EXPECT_EQ(k.q_regs, short_rows && c.short_wgs > 0 && c.short_q_regs) << "d " << c.head_dim;
+              }
+  constexpr FwdTileConfig asked = with_short_q_regs(kD64, true);
+  EXPECT_TRUE(asked.for_kernel(false, true, false, true, true).q_regs);
+  EXPECT_FALSE(asked.for_kernel(false, true, false, true).q_regs);  // the masked kernel: not short tiles
+  if (FLASHCUTE_SM90_FWD_SHORT_Q_REGS >= 0) GTEST_SKIP() << "FLASHCUTE_SM90_FWD_SHORT_Q_REGS forces the rows' choice";
+  for (const FwdTileConfig& c : kFwdTileConfigs) EXPECT_FALSE(c.short_q_regs) << "d " << c.head_dim;
+}
+
 }  // namespace
 }  // namespace flashcute::sm90
