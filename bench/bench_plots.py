@@ -58,10 +58,15 @@ def _label_axis(ax, seqlens, title, ylabel):
 def _finish(plt, fig, axes, rows, title, path):
     """Shared legend above the panels, the title, then save and close."""
     handles, labels = _legend(axes)
-    fig.legend(handles, labels, loc="upper center", ncol=min(5, len(labels)), fontsize=8, frameon=False)
+    # As many entries per legend row as the figure's width holds (~1.5 inches each: one head dim's
+    # column holds 3 of the 5 implementations, so its legend takes two rows).
+    ncol = max(1, min(5, len(labels), int(fig.get_figwidth() / 1.5)))
+    legend_rows = -(-len(labels) // ncol) if labels else 1
+    fig.legend(handles, labels, loc="upper center", ncol=ncol, fontsize=8, frameon=False)
     height = 3.4 * rows
-    fig.suptitle(title, y=1 - 0.62 / height, fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
+    legend_in = 0.2 * legend_rows  # inches from the top: the legend's rows, the title, the panels
+    fig.suptitle(title, y=1 - (0.42 + legend_in) / height, fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 1 - (0.6 + legend_in) / height))
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
