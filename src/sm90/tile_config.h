@@ -338,9 +338,16 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_D64_BLOCK_N
 #define FLASHCUTE_SM90_FWD_D64_BLOCK_N 128
 #endif
-// d 64's short_wgs instantiation: consumer warpgroups (0: off) and K/V stages (A/B switches).
+// d 64's short_wgs instantiation: consumer warpgroups (0: off), keys per step and K/V stages (A/B
+// switches). Session 46 (ab_steady, bf16, 5000 / 2500 launches, 3 rounds): cuDNN's shape there, two
+// consumer warpgroups on 128 x 128 tiles (SHORT_WGS=2, SHORT_BLOCK_N=128; 0 spills), read 0.790 /
+// 0.815 of the 256 x 64 tiles at causal 512 / 1k and 0.841 / 0.904 non-causal; with HALF_FIRST=1 on
+// top ptxas serialized its wgmmas (C7511).
 #ifndef FLASHCUTE_SM90_FWD_D64_SHORT_WGS
 #define FLASHCUTE_SM90_FWD_D64_SHORT_WGS 4
+#endif
+#ifndef FLASHCUTE_SM90_FWD_D64_SHORT_BLOCK_N
+#define FLASHCUTE_SM90_FWD_D64_SHORT_BLOCK_N 64
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D64_SHORT_STAGES
 #define FLASHCUTE_SM90_FWD_D64_SHORT_STAGES 4
@@ -746,7 +753,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k, short_wgs, short_block_n,
     //     short_stages, short kernel for masked problems up to seqlen_k
     // 88 KB (+24 KB O, persistent)
-    with_short_q_regs(with_dynamic_plain(with_spec_exp(with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
+    with_half_first(with_short_q_regs(with_dynamic_plain(with_spec_exp(with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true),
      /*session 30, round-robin turns:*/ pingpong_choice(overlap_choice(true), FLASHCUTE_SM90_FWD_D64_PINGPONG != 0),
      persistent_limit_choice(1024),
@@ -754,7 +761,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      FLASHCUTE_SM90_FWD_D64_POLY_EVERY, rescale_threshold_choice(8), fused_exp2_choice(true), 0,
      dynamic_limit_choice(2048), block_n_masked_choice(192), masked_tile_group_choice(4), masked_limit_choice(16384),
      /*short rows: 256 x 64 tiles (112 registers, 0 spills; 96 keys spilled 292 bytes):*/
-     FLASHCUTE_SM90_FWD_D64_SHORT_WGS, 64, FLASHCUTE_SM90_FWD_D64_SHORT_STAGES,
+     FLASHCUTE_SM90_FWD_D64_SHORT_WGS, FLASHCUTE_SM90_FWD_D64_SHORT_BLOCK_N, FLASHCUTE_SM90_FWD_D64_SHORT_STAGES,
      FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX},
                  /*session 22: +4.2% non-causal 512, +3.0% 2k:*/ early_q_choice(true)),
                  /*session 30: +2.9-3.0% non-causal 2k:*/ fast_decode_choice(true),
@@ -762,6 +769,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*spills with it (session 43; FLASHCUTE_SM90_FWD_SPEC_EXP=1 builds it):*/ spec_exp_choice(false)),
                  /*session 42: +1.0-2.9% non-causal 4k-16k:*/ dynamic_limit_choice(16384)),
                  /*session 45: the 256 x 64 tiles' registers do not hold Q (C7512):*/ short_q_regs_choice(false)),
+                 /*not measured on the 256 x 64 tiles, whose 64-key blocks are never half empty for a
+                   warpgroup:*/ half_first_choice(false)),
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
