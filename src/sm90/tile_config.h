@@ -378,7 +378,9 @@ constexpr int persistent_limit_choice(int measured) {
 // d 128 (session 44, ab_steady, H200, 5000 / 2500 / 1200 launches, 4 rounds, against main's
 // kernels): causal 512 1.012 bf16 / 1.024 fp16, 1k 1.015 / 1.006, 2k 0.999 / 1.002.
 // The persistent plain kernel only: in the non-persistent one ptxas serialized the wgmmas (C7511),
-// the softcap/ALiBi kernel spilled 88 bytes.
+// the softcap/ALiBi kernel spilled 88 bytes. The d 64 row takes the switch too (off by default):
+// with it on, its 192 x 128 persistent kernel and the two-warpgroup short tiles of session 46
+// serialized the wgmmas (C7511); d 256's rows do not take it.
 #ifndef FLASHCUTE_SM90_FWD_HALF_FIRST
 #define FLASHCUTE_SM90_FWD_HALF_FIRST -1
 #endif
