@@ -125,6 +125,14 @@ __device__ __forceinline__ T from_lane0(T x) {
   return __shfl_sync(0xffffffffu, x, 0);
 }
 
+// count arrivals at once on a CTA-local mbarrier, written as CUTLASS's ClusterBarrier::arrive is
+// (FLASHCUTE_SM90_FWD_SKIP_WARP: a warpgroup's four warps' arrivals on a stage it computed).
+template <class Bar>
+__device__ __forceinline__ void arrive_count(Bar* bar, uint32_t count) {
+  const uint32_t addr = cute::cast_smem_ptr_to_uint(bar);
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;" : : "r"(addr), "r"(count));
+}
+
 template <class Tr, bool kTransform>
 __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_constant__ typename Tr::Params params) {
   using namespace cute;
@@ -150,6 +158,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   constexpr bool kOpaqueCoords = recompute_opaque_choice() && !Tr::kPersistent;
   // tile_config.h: the warpgroup barrier in the skipped blocks' loop (-1: with per-warpgroup Q).
   constexpr bool kSkipSync = FLASHCUTE_SM90_FWD_SKIP_SYNC < 0 ? Tr::kWgQ : FLASHCUTE_SM90_FWD_SKIP_SYNC != 0;
+  // tile_config.h: one empty-barrier arrival per consumer warp, so the skip loop needs no warpgroup
+  // barrier (the kernels with one release per warpgroup and per-warpgroup key blocks).
+  constexpr bool kSkipWarp = (FLASHCUTE_SM90_FWD_SKIP_WARP < 0 ? !kSkipSync : FLASHCUTE_SM90_FWD_SKIP_WARP != 0) &&
+                             Tr::kWgKeyBlocks && Tr::kWgRelease && Tr::kCluster == 1 && !kSpecExp;
+  static_assert(!(Tr::kWgKeyBlocks && Tr::kWgRelease && Tr::kCluster == 1 && !kSpecExp) || kSkipSync || kSkipWarp,
+                "one release per warpgroup with per-warpgroup key blocks needs the skip loop's barrier "
+                "(FLASHCUTE_SM90_FWD_SKIP_SYNC) or per-warp arrivals (FLASHCUTE_SM90_FWD_SKIP_WARP)");
   const FwdParams& p = params.p;
   const bool varlen = p.cu_seqlens_q != nullptr;
   const int tidx = threadIdx.x;
@@ -264,7 +279,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // clusters CUTLASS counts (CTAs in the cluster) x (consumer warpgroups) from the thread count: each
   // warpgroup of every CTA frees each stage once in every CTA (the multicast writes to all of them).
   // With kSpecExp one per consumer warp: a warp that recomputes its scores reads K from smem itself.
-  pipe.num_consumers = kSpecExp ? Tr::kConsumerThreads / 32
+  pipe.num_consumers = kSpecExp || kSkipWarp ? Tr::kConsumerThreads / 32
                        : Tr::kWgRelease && Tr::kCluster == 1 ? Tr::kConsumerWgs : Tr::kConsumerThreads;
   if (tidx == 0) {
     for (int i = 0; i < Tr::kQSlots; ++i) {
@@ -438,6 +453,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     } else if constexpr (kSpecExp) {
       __syncwarp();  // the warp's own smem reads (OnlineSoftmax::update_speculative's recompute) are done
       if (wtid % 32 == 0) storage.empty_barrier_[state.index()].arrive();
+    } else if constexpr (kSkipWarp) {
+      // The four warps' arrivals at once: the warpgroup's wgmma, whose completion this thread has
+      // waited for, read the stage and needed every warp to issue it.
+      if (wtid == 0) arrive_count(&storage.empty_barrier_[state.index()], kWarpgroupThreads / 32);
     } else if constexpr (Tr::kWgRelease) {
       if (wtid == 0) storage.empty_barrier_[state.index()].arrive();
     } else {
@@ -606,34 +625,51 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       int n_max = w.n_block_max;
       if constexpr (Tr::kWgKeyBlocks) {
         n_max = w.wg_block_end<kBlockN>(p, rb);
-        for (int n_block = w.n_block_max - 1; n_block >= n_max; --n_block) {
-          if constexpr (Tr::kWgRelease && kSkipSync) {
-            // With one release per warpgroup every warp must have seen both stages land before the
-            // one thread frees them: no wgmma here makes the warps meet (the products'
-            // .sync.aligned does elsewhere). Otherwise, where this is a stage's last release, the
-            // producer can refill it before a lagging warp's parity wait, which then waits for the
-            // fill after that (it cannot tell phases two apart): a hang (session 35's CPU model,
-            // bench/results/2026-11-28-h200-session35/wgq_protocol_model.py).
-            // The barrier's id from the thread index read afresh here (from cwg, kept live across
-            // the loop, the reversed rows' kernel spilled 4 bytes).
-            auto warpgroup_sync = [] {
-              uint32_t tid;
-              asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
-              named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + tid / kWarpgroupThreads - 1,
-                                 kWarpgroupThreads);
-            };
+        if constexpr (kSkipWarp) {
+          // Each warp frees the stages once its own lanes saw them land. Not unrolled: without the
+          // warpgroup barrier ptxas unrolled it by the stage count (+670 instructions in d 64's
+          // short kernel).
+#pragma unroll 1
+          for (int n_block = w.n_block_max - 1; n_block >= n_max; --n_block) {
             pipeline_k.consumer_wait(read);
             pipeline_v.consumer_wait(read);
-            warpgroup_sync();
-            release(pipeline_k, ss.pipeline_k, read);
-            release(pipeline_v, ss.pipeline_v, read);
-          } else {
-            pipeline_k.consumer_wait(read);
-            release(pipeline_k, ss.pipeline_k, read);
-            pipeline_v.consumer_wait(read);
-            release(pipeline_v, ss.pipeline_v, read);
+            __syncwarp();
+            if (wtid % 32 == 0) {
+              ss.pipeline_k.empty_barrier_[read.index()].arrive();
+              ss.pipeline_v.empty_barrier_[read.index()].arrive();
+            }
+            ++read;
           }
-          ++read;
+        } else {
+          for (int n_block = w.n_block_max - 1; n_block >= n_max; --n_block) {
+            if constexpr (Tr::kWgRelease && kSkipSync) {
+              // With one release per warpgroup every warp must have seen both stages land before the
+              // one thread frees them: no wgmma here makes the warps meet (the products'
+              // .sync.aligned does elsewhere). Otherwise, where this is a stage's last release, the
+              // producer can refill it before a lagging warp's parity wait, which then waits for the
+              // fill after that (it cannot tell phases two apart): a hang (session 35's CPU model,
+              // bench/results/2026-11-28-h200-session35/wgq_protocol_model.py).
+              // The barrier's id from the thread index read afresh here (from cwg, kept live across
+              // the loop, the reversed rows' kernel spilled 4 bytes).
+              auto warpgroup_sync = [] {
+                uint32_t tid;
+                asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+                named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + tid / kWarpgroupThreads - 1,
+                                   kWarpgroupThreads);
+              };
+              pipeline_k.consumer_wait(read);
+              pipeline_v.consumer_wait(read);
+              warpgroup_sync();
+              release(pipeline_k, ss.pipeline_k, read);
+              release(pipeline_v, ss.pipeline_v, read);
+            } else {
+              pipeline_k.consumer_wait(read);
+              release(pipeline_k, ss.pipeline_k, read);
+              pipeline_v.consumer_wait(read);
+              release(pipeline_v, ss.pipeline_v, read);
+            }
+            ++read;
+          }
         }
       }
       // kWgQ: the producer loads this warpgroup's slice after the blocks it skipped (their stages

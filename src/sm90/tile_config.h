@@ -10,6 +10,15 @@
 #ifndef FLASHCUTE_SM90_FWD_SHORT_PINGPONG
 #define FLASHCUTE_SM90_FWD_SHORT_PINGPONG 0
 #endif
+// The short_wgs instantiations free each K/V stage once per consumer warpgroup (1), whatever the
+// row's wg_release, or keep the row's (0). d 64's row has it on anyway; it turns it on in d 256's
+// masked short tiles, whose row kernel has it off (a spill there). Session 47 (H200, ab_steady,
+// bf16, 3 rounds, with SKIP_WARP's per-warp skip arrivals, which it needs there): d 256 causal 512
+// 1.002 (0.999-1.003), 1k 1.008 (1.003-1.010), non-causal 1k 1.003 (1.002-1.004); the kernel's
+// instructions 4384 -> 3840.
+#ifndef FLASHCUTE_SM90_FWD_SHORT_WG_RELEASE
+#define FLASHCUTE_SM90_FWD_SHORT_WG_RELEASE 1
+#endif
 
 namespace flashcute::sm90 {
 
@@ -156,6 +165,7 @@ struct FwdTileConfig {
       c.pingpong = FLASHCUTE_SM90_FWD_SHORT_PINGPONG != 0 && c.pingpong && !masked;
       c.wg_key_blocks = masked;
       c.q_regs = short_q_regs;
+      if (FLASHCUTE_SM90_FWD_SHORT_WG_RELEASE != 0) c.wg_release = true;
     } else {
       if (full && block_n_full > 0) c.block_n = block_n_full;
       if (masked && block_n_masked > 0) {
@@ -492,6 +502,21 @@ constexpr bool uniform_q_desc_choice(int head_dim, int cluster) {
 // (0.962-0.988) at causal 512 / 1k against -1, so -1 stays: the default kernel (WG_Q 2) has it.
 #ifndef FLASHCUTE_SM90_FWD_SKIP_SYNC
 #define FLASHCUTE_SM90_FWD_SKIP_SYNC -1
+#endif
+// The same stages freed without the warpgroup barrier: the kernels with one release per warpgroup
+// and per-warpgroup key blocks count one empty-barrier arrival per consumer warp; a computed block's stage is freed by the warpgroup's thread 0 with its four warps'
+// arrivals at once (after the wgmma, where the warps met), a skipped block's by each warp's lane 0
+// after that warp saw the stage land. No stage is refilled before every warp of a skipping
+// warpgroup saw it land, so no parity wait can refer to a later fill (session 47's CPU model,
+// bench/results/2026-12-02-h200-session47/skip_free_model.py, mode "warp"). The producer freeing
+// skipped stages for the warpgroups instead deadlocks there (mode "free"): a skipping warp's wait
+// for a stage can then come after its refill. -1: where the skip loop has no barrier (SKIP_SYNC off:
+// the kernels without per-warpgroup Q, d 256's masked short tiles); 1: also in place of the barrier
+// (d 64's short tiles: session 47, H200, ab_steady, bf16, 3 rounds, against the barrier: causal 512
+// 1.005 (1.004-1.011), 1k 0.997 (0.996-0.999), non-causal 512 0.998: not taken); 0: never (then one
+// release per warpgroup there is a compile error, fwd_kernel.cuh).
+#ifndef FLASHCUTE_SM90_FWD_SKIP_WARP
+#define FLASHCUTE_SM90_FWD_SKIP_WARP -1
 #endif
 // Every row's early_q_release (-1 keeps the rows'; 0 off; 1 on).
 #ifndef FLASHCUTE_SM90_FWD_EARLY_Q
