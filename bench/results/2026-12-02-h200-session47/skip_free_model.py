@@ -28,6 +28,9 @@ one warpgroup at the top (warpgroups with no rows or whose rows see no key run o
 up to blocks - 1 > stages).
 
     python3 skip_free_model.py [STAGES] [RUNS]
+
+Session 47's results (model-stages2.txt, model-stages4.txt): sync and warp 0 failures; free
+deadlocks in 24-29% of runs; nowait stale reads in 28-45%; bare deadlocks in 15-21%.
 """
 import random
 import sys
