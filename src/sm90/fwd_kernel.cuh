@@ -278,7 +278,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // Empty-barrier arrivals: every consumer thread, or one per consumer warpgroup (kWgRelease). With
   // clusters CUTLASS counts (CTAs in the cluster) x (consumer warpgroups) from the thread count: each
   // warpgroup of every CTA frees each stage once in every CTA (the multicast writes to all of them).
-  // With kSpecExp one per consumer warp: a warp that recomputes its scores reads K from smem itself.
+  // With kSpecExp one per consumer warp: a warp that recomputes its scores reads K from smem itself;
+  // with kSkipWarp too: each warp frees the stages of the blocks its warpgroup skips.
   pipe.num_consumers = kSpecExp || kSkipWarp ? Tr::kConsumerThreads / 32
                        : Tr::kWgRelease && Tr::kCluster == 1 ? Tr::kConsumerWgs : Tr::kConsumerThreads;
   if (tidx == 0) {

@@ -504,9 +504,10 @@ constexpr bool uniform_q_desc_choice(int head_dim, int cluster) {
 #define FLASHCUTE_SM90_FWD_SKIP_SYNC -1
 #endif
 // The same stages freed without the warpgroup barrier: the kernels with one release per warpgroup
-// and per-warpgroup key blocks count one empty-barrier arrival per consumer warp; a computed block's stage is freed by the warpgroup's thread 0 with its four warps'
-// arrivals at once (after the wgmma, where the warps met), a skipped block's by each warp's lane 0
-// after that warp saw the stage land. No stage is refilled before every warp of a skipping
+// and per-warpgroup key blocks count one empty-barrier arrival per consumer warp; a computed
+// block's stage is freed by the warpgroup's thread 0 with its four warps' arrivals at once (after
+// the wgmma, where the warps met), a skipped block's by each warp's lane 0 after that warp saw the
+// stage land. No stage is refilled before every warp of a skipping
 // warpgroup saw it land, so no parity wait can refer to a later fill (session 47's CPU model,
 // bench/results/2026-12-02-h200-session47/skip_free_model.py, mode "warp"). The producer freeing
 // skipped stages for the warpgroups instead deadlocks there (mode "free"): a skipping warp's wait

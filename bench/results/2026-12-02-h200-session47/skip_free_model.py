@@ -32,6 +32,8 @@ up to blocks - 1 > stages).
 Session 47's results (model-stages2.txt, model-stages4.txt): sync and warp 0 failures; free
 deadlocks in 24-29% of runs; nowait stale reads in 28-45%; bare deadlocks in 15-21%.
 """
+import importlib.util
+import pathlib
 import random
 import sys
 
@@ -39,47 +41,21 @@ W = 4  # consumer warpgroups
 WARPS = 4  # warps per warpgroup
 
 
-class MBar:
-    def __init__(self, count, mut):
-        self.count, self.pending, self.tx, self.phase, self.mut = count, count, 0, 0, mut
+# Session 35's mbarrier and warpgroup-barrier models, reused; the mbarrier here also takes count
+# arrivals at once (mbarrier.arrive with a count: a computed stage freed for the warpgroup's 4 warps).
+_S35 = pathlib.Path(__file__).resolve().parent.parent / "2026-11-28-h200-session35" / "wgq_protocol_model.py"
+_spec = importlib.util.spec_from_file_location("wgq_protocol_model", _S35)
+_s35 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_s35)
+assert _s35.WARPS == WARPS
+WgBarrier = _s35.WgBarrier
 
+
+class MBar(_s35.MBar):
     def arrive(self, n=1):
         self.mut[0] += 1
         self.pending -= n
         self._check()
-
-    def expect_tx(self, n):
-        self.tx += n
-
-    def land(self, n):
-        self.mut[0] += 1
-        self.tx -= n
-        self._check()
-
-    def _check(self):
-        assert self.pending >= 0, "more arrivals than the count"
-        if self.pending == 0 and self.tx == 0:
-            self.phase += 1
-            self.pending = self.count
-
-    def passes(self, parity):
-        return (self.phase & 1) != parity
-
-
-class WgBarrier:
-    """bar.sync of one warpgroup's warps (a named barrier, or wgmma's .sync.aligned)."""
-
-    def __init__(self, mut):
-        self.arrived, self.generation, self.mut = 0, 0, mut
-
-    def sync(self):
-        gen = self.generation
-        self.arrived += 1
-        self.mut[0] += 1
-        if self.arrived == WARPS:
-            self.arrived, self.generation = 0, self.generation + 1
-        while self.generation == gen:
-            yield ("wait", self)
 
 
 class StaleRead(Exception):
