@@ -370,10 +370,7 @@ constexpr int persistent_limit_choice(int measured) {
 // epilogue (fwd_traits.cuh, kSplitO); 0 stages O in Q's space there. Session 32 (ab_steady, bf16,
 // 800 launches, 2 rounds): causal 1.058 / 1.044 / 1.013 / 1.051 at 512 / 1k / 2k / 4k, non-causal
 // 512 1.071. With the early Q release on top (FLASHCUTE_SM90_FWD_EARLY_Q=1): 1.032 / 1.061 /
-// 0.999 / 1.020, 1.077 (H100): not taken then; session 48 (H200, ab_steady, bf16, 3 rounds, against
-// main's kernels with the later tree's per-warp skip arrivals and one release per warpgroup): 1.018
-// (0.996-1.021) / 1.009 (1.004-1.009) / 1.006 causal 512 / 1k / 2k, 0.998 / 1.006 non-causal 512 /
-// 1k, and the row's early_q_release is on (it reaches only these tiles: kEarlyQ needs kSeparateO).
+// 0.999 / 1.020, 1.077: not taken (the row's early_q_release stays off).
 #ifndef FLASHCUTE_SM90_FWD_SPLIT_O
 #define FLASHCUTE_SM90_FWD_SPLIT_O 1
 #endif
@@ -835,8 +832,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  cluster_choice(4096)),
                  /*session 30: 0.984-0.989 causal 1k, 0.987-0.991 non-causal 512:*/ fast_decode_choice(false),
                  fast_decode_choice(false)),
-                 /*the masked short tiles (kSplitO) only; session 48: +1.8% / +0.9% / +0.6% causal 512 / 1k /
-                   2k, 0.998 / 1.006 non-causal 512 / 1k:*/ early_q_choice(true)),
+                 early_q_choice(false)),
                  FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX,
                  FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX),
 };
