@@ -5,7 +5,7 @@
 #   B=build/abXX; V=variant            # binaries: $B/<variant>/flashcute
 #   bins base $V > $O/bins.txt         # hashes; writes each variant's args file (a zeroed workspace)
 #   san synccheck 128 --batch 4 --heads 32 --seqlen 1000 --fwd-workspace yes >> $O/sanitizer.txt
-#   chk_std 128 >> $O/checks.txt       # the standard fp64 checks of one head dim (d 64 or 128)
+#   chk_std 128 >> $O/checks.txt       # the standard fp64 checks of one head dim (d 64, 128 or 256)
 #   chk 128 "--seqlen 777 --causal" ... # any other checks, one argument string each
 #
 # Every line starts with rc=<exit status>; a check passes when rc=0 (`flashcute run` exits non-zero
@@ -65,6 +65,19 @@ chk_std() {
         "--seqlen 2000 --heads-kv 2 --fwd-workspace yes" "--seqlen 512 --causal --fwd-workspace yes" \
         "--seqlen 700 --causal --fwd-workspace yes" "--seqlen 1000 --causal --fwd-workspace no" \
         "--seqlen 500 --fwd-workspace yes" "--seqlen 3000 --causal"
+      ;;
+    256)
+      # d 256's masked short tiles and their limits (sessions 47-48's list).
+      chk 256 "--seqlen 512 --causal --fwd-workspace yes" "--seqlen 700 --causal --fwd-workspace yes" \
+        "--seqlen 1000 --causal --fwd-workspace no" "--seqlen 2000 --causal --fwd-workspace yes" \
+        "--seqlen 4000 --causal --fwd-workspace yes" "--seqlen 257 --causal --fwd-workspace no" \
+        "--seqlen 512 --fwd-workspace yes" "--seqlen 1000 --fwd-workspace no" "--seqlen 2048 --fwd-workspace yes" \
+        "--seqlen-q 64 --seqlen-k 1000 --causal --fwd-workspace yes" "--seqlen-q 1000 --seqlen-k 300 --causal --fwd-workspace yes" \
+        "--seqlen-q 300 --seqlen-k 1000 --causal --fwd-workspace no" "--seqlen-q 1000 --seqlen-k 100 --causal --fwd-workspace yes" \
+        "--seqlen 800 --window-left 100 --window-right 50 --fwd-workspace yes" \
+        "--seqlen 900 --window-left 64 --window-right 0 --fwd-workspace no" "--seqlen 1000 --causal --heads-kv 1 --fwd-workspace yes" \
+        "--seqlen 900 --causal --batch 3 --heads 5 --fwd-workspace yes" "--seqlen 512 --causal --scale 30 --fwd-workspace yes" \
+        "--seqlen 1 --causal --fwd-workspace yes" "--seqlen 800 --causal --softcap 30 --fwd-workspace yes"
       ;;
     *) echo "chk_std: no standard list for d $1" >&2; return 1 ;;
   esac
