@@ -179,6 +179,15 @@ struct FwdTraits {
   // descriptors as S's (K-major: a narrower N reads fewer of the same 8-row core matrices).
   using TiledMmaQKHalf = decltype(cute::make_tiled_mma(QKOp<kBlockN / 2>{}, WgLayout{}));
 
+  // The plain loop's first key block in 64-key parts (FLASHCUTE_SM90_FWD_DIAG_PARTS, tile_config.h):
+  // a warpgroup whose 64 rows see none of that block's last parts (a causal diagonal's upper rows,
+  // a ragged last block) computes S, the softmax and P V over the parts it sees only. S's
+  // accumulator for the first j parts is the first 16 j of S's registers per thread (as for
+  // kHalfFirst), P V's A operand the first 4 j k-blocks of P's.
+  static constexpr int kDiagParts = FLASHCUTE_SM90_FWD_DIAG_PARTS != 0 && !kOverlap && kBlockN % 64 == 0 ? kBlockN / 64 : 1;
+  template <int kParts>
+  using TiledMmaQKParts = decltype(cute::make_tiled_mma(QKOp<64 * kParts>{}, WgLayout{}));
+
   // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
   using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;
   using StrideT = cute::Stride<int64_t, cute::_1, int64_t, int64_t>;

@@ -370,7 +370,7 @@ constexpr int persistent_limit_choice(int measured) {
 // epilogue (fwd_traits.cuh, kSplitO); 0 stages O in Q's space there. Session 32 (ab_steady, bf16,
 // 800 launches, 2 rounds): causal 1.058 / 1.044 / 1.013 / 1.051 at 512 / 1k / 2k / 4k, non-causal
 // 512 1.071. With the early Q release on top (FLASHCUTE_SM90_FWD_EARLY_Q=1): 1.032 / 1.061 /
-// 0.999 / 1.020, 1.077: not taken (the row's early_q_release stays off).
+// 0.999 / 1.020, 1.077: not taken then; session 49 turned it on with the fast decode (the row, below).
 #ifndef FLASHCUTE_SM90_FWD_SPLIT_O
 #define FLASHCUTE_SM90_FWD_SPLIT_O 1
 #endif
@@ -404,6 +404,15 @@ constexpr int persistent_limit_choice(int measured) {
 // against the masked kernel). Off.
 #ifndef FLASHCUTE_SM90_FWD_SHORT_Q_REGS
 #define FLASHCUTE_SM90_FWD_SHORT_Q_REGS -1
+#endif
+// The plain loop's first key block in 64-key parts (fwd_traits.cuh, kDiagParts; 0 off, 1 on): the
+// only plain-loop row is d 64's masked kernel (192 x 192 tiles), where on a causal diagonal
+// warpgroup c's rows see only the block's first c + 1 parts, so S, the softmax and P V skip the
+// rest (a third of the diagonal block's work over the tile's three warpgroups). Session 49 (H200,
+// ab_steady, bf16, 1200 / 500 / 200 launches, 3 rounds, against main's kernels): causal 2k 1.057
+// (1.051-1.057), 4k 1.032 (1.029-1.037), 8k 1.009 (1.008-1.019). On.
+#ifndef FLASHCUTE_SM90_FWD_DIAG_PARTS
+#define FLASHCUTE_SM90_FWD_DIAG_PARTS 1
 #endif
 // The persistent kernels' K/V stage marked warp-uniform at each tile's start (fwd_kernel.cuh); 0 off
 // (an A/B switch).
@@ -830,9 +839,13 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                   fused_exp2_choice(false), 0, dynamic_limit_choice(4096), block_n_masked_choice(0),
                   masked_tile_group_choice(4)},
                  cluster_choice(4096)),
-                 /*session 30: 0.984-0.989 causal 1k, 0.987-0.991 non-causal 512:*/ fast_decode_choice(false),
-                 fast_decode_choice(false)),
-                 early_q_choice(false)),
+                 /*session 30 (H100): 0.984-0.989 causal 1k, 0.987-0.991 non-causal 512; session 49 (H200),
+                   with the early Q release, below:*/ fast_decode_choice(true),
+                 fast_decode_choice(true)),
+                 /*session 49 (H200, ab_steady, 5000 / 2500 launches, 3 rounds), with the fast decode, against
+                   both off: bf16 causal 512 1.016, 1k 1.019; fp16 causal 512 1.002, 1k 1.017, non-causal 512
+                   1.006 (each alone in fp16: early Q 0.995-0.996 in session 48, fast decode 0.996-0.999):*/
+                 early_q_choice(true)),
                  FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX,
                  FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX),
 };

@@ -104,7 +104,7 @@ TEST(Sm90TileConfig, PingPongConfigs) {
 }
 
 // The fast tile decode: the row's choice in its own kernels, transform_fast_decode's in its
-// softcap/ALiBi kernel (d 64: off, that kernel spilled with it).
+// softcap/ALiBi kernel (d 64: off, that kernel spilled with it; d 256: on in both since session 49).
 TEST(Sm90TileConfig, FastDecodeConfigs) {
   for (const FwdTileConfig& c : kFwdTileConfigs)
     for (const bool persistent : {false, true}) {
@@ -116,7 +116,8 @@ TEST(Sm90TileConfig, FastDecodeConfigs) {
   EXPECT_TRUE(kD64.fast_decode);
   EXPECT_FALSE(kD64.for_kernel(true, true).fast_decode);
   EXPECT_TRUE(fwd_tile_config(128).for_kernel(true, true).fast_decode);
-  EXPECT_FALSE(fwd_tile_config(256).for_kernel(false, true).fast_decode);
+  EXPECT_TRUE(fwd_tile_config(256).for_kernel(false, true).fast_decode);  // session 49, with early Q
+  EXPECT_TRUE(fwd_tile_config(256).for_kernel(true, true).fast_decode);
 }
 
 // Clusters of two CTAs: only the instantiation Fwd::run asks for with `clustered` has them, on the
