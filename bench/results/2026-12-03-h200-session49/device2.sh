@@ -2,7 +2,7 @@
 # Session 49, call 2 (H200): scripts/gpu-check (build, tests, pytest; sm_90a, every bucket, both
 # dtypes, the gtest runner) on this session's tree (d 64's masked kernel in parts on its first block;
 # d 256's early Q release and fast decode on), then compute-sanitizer on d 256's changed kernels
-# (the masked short tiles, the dynamic persistent kernel) and d 64's masked kernel in fp16, with the
+# (the masked short tiles, the dynamic persistent kernel), bf16, with the
 # build's CLI.
 O=${OUT:-gpu-out}
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit,driver_version --format=csv,noheader > $O/gpu.txt
