@@ -500,6 +500,37 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     // of odd ring slots, the same tiles in the producer).
     const int rb = Tr::kMirrorRows && w.odd_turn ? Tr::kConsumerWgs - 1 - cwg : cwg;
     const int m0_frag = w.m0 + 64 * (rb - cwg);  // the tile row of the fragments' row 0
+    if constexpr (!Tr::kOverlap && FLASHCUTE_SM90_FWD_SKIP_EMPTY_WG != 0) {
+      // The plain loop: a warpgroup whose 64 rows all lie past the sequence (the last query block's
+      // padding) computes and stores nothing. It keeps the barriers' phases: it waits for Q and frees
+      // Q's space as the other warpgroups do, and waits for each K/V stage to land before it frees
+      // it. With one release per warpgroup all four warps meet at the warpgroup's barrier first (no
+      // wgmma makes them meet here: the kSkipSync hazard of the overlapped loop's skipped blocks).
+      // With only thread 0 waiting and arriving, d 64's masked kernel spilled 184 bytes. Here,
+      // before the tile's fragments exist. The condition from lane 0: warp-uniform.
+      static_assert(Tr::kCluster == 1 && !Tr::kWgQ && !Tr::kEarlyQ && !Tr::kQRegs,
+                    "the plain loop: no clusters, one Q slot, Q freed after the tile's last P V");
+      constexpr bool kOneRelease = Tr::kWgRelease && !kSpecExp && !kSkipWarp;
+      if (from_lane0(static_cast<int>(w.m0 + 64 * rb >= w.len_q))) {
+        if (w.any_key()) {
+          Barrier::wait(&ss.barrier_q[0], q_phase);  // the Q phase the other warpgroups compute with
+          q_phase ^= 1;
+#pragma unroll 1
+          for (int n_block = w.n_block_max - 1; n_block >= w.n_block_min; --n_block) {
+            pipeline_k.consumer_wait(read);  // RAW: K[n] landed before its stage is freed
+            pipeline_v.consumer_wait(read);
+            if constexpr (kOneRelease) named_barrier_sync(static_cast<uint32_t>(NamedBarrierId::kEpilogue) + cwg, kWarpgroupThreads);
+            release(pipeline_k, ss.pipeline_k, read);
+            release(pipeline_v, ss.pipeline_v, read);
+            ++read;
+          }
+          // The arrival the epilogue makes (O in Q's space) or the one after the loop (O's own space).
+          if constexpr (Tr::kSeparateO || Tr::kPersistent) Barrier::arrive(&ss.barrier_q_empty[0]);
+        }
+        FLASHCUTE_TIMELINE(++tl_k;)
+        return;
+      }
+    }
     // Q's descriptors (MMA, MMA_M, MMA_K). In the persistent kernels that stage O in Q's space
     // (d 256) made afresh for each tile from an opaque copy of ctid: hoisted out of the tile loop,
     // their low word stayed live across it and was spilled (4 bytes per CTA, reloaded per tile).
@@ -569,62 +600,21 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     };
     if (!Tr::kWgQ && w.any_key()) wait_q();
     if constexpr (!Tr::kOverlap) {
-      int n_first = w.n_block_max - 1;
-      if constexpr (Tr::kDiagParts > 1 && !kTransform) {
-        static_assert(Tr::kDiagParts <= 3, "the first block's forms below cover 1 and 2 parts");
-        // Tr::kDiagParts: the first block in the parts this warpgroup's rows see (the rest of the
-        // block is masked for all of them, so P is 0 there and neither S, the softmax nor P V needs
-        // it). The count from lane 0: warp-uniform to ptxas (half_first's C7518, below). Each form
-        // waits for its own wgmma batches.
-        const int key0 = n_first * kBlockN;
-        int parts = Tr::kDiagParts;
-        CUTE_UNROLL
-        for (int j = Tr::kDiagParts - 1; j >= 1; --j) {
-          if (rows_see_no_key_from(m0_frag + 64 * cwg, 64, w.len_q, w.len_k, p.window, key0 + 64 * j)) parts = j;
-        }
-        parts = from_lane0(parts);
-        auto first_in_parts = [&](auto kParts) {
-          constexpr int kJ = decltype(kParts)::value;
-          typename Tr::template TiledMmaQKParts<kJ> mma_qk_part;
-          Tensor acc_s = partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{});  // (MMA, MMA_M, MMA_N)
-          Tensor acc_p = make_tensor(acc_s.data(), partition_fragment_C(mma_qk_part, Shape<BlockM, Int<64 * kJ>>{}).layout());
-          pipeline_k.consumer_wait(read);  // RAW: K[n] landed
-          wgmma_gemm<true>(mma_qk_part, tSrQ, tSrK(_, _, _, read.index()), acc_p);
-          warpgroup_wait<0>();
-          release(pipeline_k, ss.pipeline_k, read);
-          free_q_after(n_first);
-          Tensor scores = transform_and_mask(acc_p, n_first);
-          softmax.template update</*kFirst=*/true>(scores, acc_o_rc, mult);  // O and the sums are still 0
-          Tensor rP = make_tensor<Element>(acc_s.layout());
-          Tensor rP_part = make_tensor(rP.data(), acc_p.layout());
-          convert_into(acc_p, rP_part);
-          Tensor tOrP = make_tensor(rP.data(), gmma_acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_K)
-          pipeline_v.consumer_wait(read);  // RAW: V[n] landed
-          wgmma_gemm<false, 4 * kJ>(mma_pv, tOrP, tOrV(_, _, _, read.index()), acc_o);
-          warpgroup_wait<0>();
-          release(pipeline_v, ss.pipeline_v, read);
-          ++read;
-        };
-        if (parts < Tr::kDiagParts && w.any_key()) {
-          if constexpr (Tr::kDiagParts > 2) {
-            if (parts == 2) first_in_parts(Int<2>{});
-            else first_in_parts(Int<1>{});
-          } else {
-            first_in_parts(Int<1>{});
-          }
-          --n_first;
-        }
-      }
-      for (int n_block = n_first; n_block >= w.n_block_min; --n_block) {
-        Tensor acc_s = partition_fragment_C(mma_qk, Shape<BlockM, BlockN>{});  // (MMA, MMA_M, MMA_N)
+      // One key block: S = Q K^T over its first kCols keys (kBlockN: the whole block), the mask and
+      // the softmax on those scores, and P V over the same keys (P's k-blocks are the first kCols / 16
+      // of V's). kFirst: the tile's first block (OnlineSoftmax::update).
+      auto plain_step = [&](int n_block, auto cols, auto first) {
+        constexpr int kCols = decltype(cols)::value;
+        typename Tr::template TiledMmaQKCols<kCols> mma_qk_cols;
+        Tensor acc_s = partition_fragment_C(mma_qk_cols, Shape<BlockM, Int<kCols>>{});  // (MMA, MMA_M, MMA_N)
         pipeline_k.consumer_wait(read);  // RAW: K[n] landed
-        wgmma_gemm<true>(mma_qk, tSrQ, tSrK(_, _, _, read.index()), acc_s);
+        wgmma_gemm<true>(mma_qk_cols, tSrQ, tSrK(_, _, _, read.index()), acc_s);
         warpgroup_wait<0>();
         release(pipeline_k, ss.pipeline_k, read);  // K[n] is no longer read
         free_q_after(n_block);
 
         Tensor scores = transform_and_mask(acc_s, n_block);
-        softmax.update(scores, acc_o_rc, mult);
+        softmax.template update<decltype(first)::value>(scores, acc_o_rc, mult);
 
         Tensor rP = sm80::convert_to<Element>(acc_s);
         Tensor tOrP = make_tensor(rP.data(), gmma_acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_K)
@@ -633,7 +623,28 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         warpgroup_wait<0>();
         release(pipeline_v, ss.pipeline_v, read);
         ++read;
+      };
+      int n_first = w.n_block_max - 1;
+      if constexpr (Tr::kDiagParts > 1 && !kTransform) {
+        static_assert(Tr::kDiagParts <= 3, "the first block's forms below cover 1 and 2 parts");
+        // Tr::kDiagParts: the first block in the 64-key parts this warpgroup's rows see (the rest of
+        // the block is masked for all of them, so P is 0 there and neither S, the softmax nor P V
+        // needs it). The count from lane 0: warp-uniform to ptxas (half_first's C7518, below). Each
+        // form waits for its own wgmma batches.
+        const int key0 = n_first * kBlockN;
+        int parts = Tr::kDiagParts;
+        CUTE_UNROLL
+        for (int j = Tr::kDiagParts - 1; j >= 1; --j) {
+          if (rows_see_no_key_from(m0_frag + 64 * cwg, 64, w.len_q, w.len_k, p.window, key0 + 64 * j)) parts = j;
+        }
+        parts = from_lane0(parts);
+        if (parts < Tr::kDiagParts && w.any_key()) {
+          if (Tr::kDiagParts > 2 && parts == 2) plain_step(n_first, Int<128>{}, cute::true_type{});
+          else plain_step(n_first, Int<64>{}, cute::true_type{});
+          --n_first;
+        }
       }
+      for (int n_block = n_first; n_block >= w.n_block_min; --n_block) plain_step(n_block, BlockN{}, cute::false_type{});
     } else if (w.any_key()) {
       // Overlapped loop: step n issues S[n] = Q K[n]^T and then O += P[n+1] V[n+1] (the previous
       // block's), waits only for S[n], runs the softmax of block n while P V is on the tensor cores,

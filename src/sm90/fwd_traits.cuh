@@ -85,7 +85,10 @@ struct FwdTraits {
   using QKOp = std::conditional_t<
       kQRegs, decltype(cute::GMMA::rs_op_selector<Element, Element, float, cute::Shape<cute::_64, cute::Int<kN>, HeadDim>>()),
       decltype(cute::GMMA::ss_op_selector<Element, Element, float, cute::Shape<cute::_64, cute::Int<kN>, HeadDim>>())>;
-  using TiledMmaQK = decltype(cute::make_tiled_mma(QKOp<kBlockN>{}, WgLayout{}));
+  // S over the first kCols keys of a block (kBlockN: TiledMmaQK).
+  template <int kCols>
+  using TiledMmaQKCols = decltype(cute::make_tiled_mma(QKOp<kCols>{}, WgLayout{}));
+  using TiledMmaQK = TiledMmaQKCols<kBlockN>;
   // kQRegs: smem -> registers of Q in the wgmma A fragment's layout (ldmatrix, 8 x 8 tiles).
   using SmemCopyQ = decltype(cute::make_tiled_copy_A(cute::Copy_Atom<cute::SM75_U32x4_LDSM_N, Element>{}, TiledMmaQK{}));
   using TiledMmaPV = decltype(cute::make_tiled_mma(
@@ -177,16 +180,13 @@ struct FwdTraits {
   // S = Q K^T over the first block_n / 2 keys: its accumulator is the first half of S's registers
   // (wgmma's C fragment lists its columns in 8-column groups), and its K operand the same smem
   // descriptors as S's (K-major: a narrower N reads fewer of the same 8-row core matrices).
-  using TiledMmaQKHalf = decltype(cute::make_tiled_mma(QKOp<kBlockN / 2>{}, WgLayout{}));
+  using TiledMmaQKHalf = TiledMmaQKCols<kBlockN / 2>;
 
   // The plain loop's first key block in 64-key parts (FLASHCUTE_SM90_FWD_DIAG_PARTS, tile_config.h):
   // a warpgroup whose 64 rows see none of that block's last parts (a causal diagonal's upper rows,
-  // a ragged last block) computes S, the softmax and P V over the parts it sees only. S's
-  // accumulator for the first j parts is the first 16 j of S's registers per thread (as for
-  // kHalfFirst), P V's A operand the first 4 j k-blocks of P's.
+  // a ragged last block) computes S (TiledMmaQKCols<64 j>, the same K descriptors), the softmax
+  // and P V (the first 4 j of its k-blocks) over the j parts it sees only.
   static constexpr int kDiagParts = FLASHCUTE_SM90_FWD_DIAG_PARTS != 0 && !kOverlap && kBlockN % 64 == 0 ? kBlockN / 64 : 1;
-  template <int kParts>
-  using TiledMmaQKParts = decltype(cute::make_tiled_mma(QKOp<64 * kParts>{}, WgLayout{}));
 
   // Gmem tensors as TMA sees them: (rows, d, heads, batch); varlen has one "batch" of packed rows.
   using ShapeT = cute::Shape<int32_t, int32_t, int32_t, int32_t>;

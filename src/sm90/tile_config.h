@@ -414,6 +414,13 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_DIAG_PARTS
 #define FLASHCUTE_SM90_FWD_DIAG_PARTS 1
 #endif
+// The plain loop skips the products of a consumer warpgroup whose 64 rows all lie past the
+// sequence (fwd_kernel.cuh; 0 off, 1 on): the tile of the last query rows, where seqlen_q leaves
+// 64 or more of its block_m rows empty (d 64's 192-row tiles at 2k and 4k keys: one and two of
+// the three warpgroups of each head's longest tile). The warpgroup only frees the K/V stages.
+#ifndef FLASHCUTE_SM90_FWD_SKIP_EMPTY_WG
+#define FLASHCUTE_SM90_FWD_SKIP_EMPTY_WG 1
+#endif
 // The persistent kernels' K/V stage marked warp-uniform at each tile's start (fwd_kernel.cuh); 0 off
 // (an A/B switch).
 #ifndef FLASHCUTE_SM90_FWD_UNIFORM_STAGE

@@ -8,10 +8,9 @@
 
 namespace flashcute::sm90 {
 
-// acc (+)= A B^T over all k-blocks (kKBlocks > 0: the first kKBlocks of them) as one wgmma batch,
-// committed but not waited on. kZeroInit: the first k-block overwrites acc instead of accumulating
-// (no separate clear of S).
-template <bool kZeroInit, int kKBlocks = 0, class TiledMma, class TA, class TB, class TC>
+// acc (+)= A B^T over all k-blocks as one wgmma batch, committed but not waited on. kZeroInit: the
+// first k-block overwrites acc instead of accumulating (no separate clear of S).
+template <bool kZeroInit, class TiledMma, class TA, class TB, class TC>
 __device__ __forceinline__ void wgmma_gemm(TiledMma& mma, const TA& tCrA, const TB& tCrB, TC& tCrC) {
   using namespace cute;
   constexpr bool kARegs = !std::is_same_v<std::decay_t<decltype(tCrA.data())>, GMMA::DescriptorIterator>;
@@ -20,7 +19,7 @@ __device__ __forceinline__ void wgmma_gemm(TiledMma& mma, const TA& tCrA, const 
   warpgroup_arrive();
   if constexpr (kZeroInit) mma.accumulate_ = GMMA::ScaleOut::Zero;
   CUTE_UNROLL
-  for (int k = 0; k < (kKBlocks > 0 ? kKBlocks : static_cast<int>(size<2>(tCrA))); ++k) {
+  for (int k = 0; k < size<2>(tCrA); ++k) {
     gemm(mma, tCrA(_, _, k), tCrB(_, _, k), tCrC);
     mma.accumulate_ = GMMA::ScaleOut::One;
   }
