@@ -406,7 +406,8 @@ constexpr int persistent_limit_choice(int measured) {
 #define FLASHCUTE_SM90_FWD_SHORT_Q_REGS -1
 #endif
 // The plain loop's first key block in 64-key parts (fwd_traits.cuh, kDiagParts; 0 off, 1 on): the
-// only plain-loop row is d 64's masked kernel (192 x 192 tiles), where on a causal diagonal
+// only plain-loop kernel it applies to is d 64's masked kernel (192 x 192 tiles; the softcap/ALiBi
+// plain-loop kernels keep the whole block), where on a causal diagonal
 // warpgroup c's rows see only the block's first c + 1 parts, so S, the softmax and P V skip the
 // rest (a third of the diagonal block's work over the tile's three warpgroups). Session 49 (H200,
 // ab_steady, bf16, 1200 / 500 / 200 launches, 3 rounds, against main's kernels): causal 2k 1.057
