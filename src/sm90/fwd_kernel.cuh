@@ -125,6 +125,50 @@ __device__ __forceinline__ T from_lane0(T x) {
   return __shfl_sync(0xffffffffu, x, 0);
 }
 
+// The mask of one block's S (sm80::score_epilogue's, without a transform) applied part by part: of
+// its kCols / 64 parts of 64 keys, one that every row of the warpgroup [row0, row0 + 64) sees whole
+// is left as it is, one that none of them sees any key of is set to -inf, and only the rest take
+// the per-score compares (a causal diagonal: one part per warpgroup; a ragged last block: the part
+// with the end). row0 is the scores' row 0 in the sequence (the warpgroup's first row); S is one
+// wgmma tile along N, so part j is the rowcol columns [16 j, 16 j + 16).
+template <int kCols, class Scores, class Coords>
+__device__ __forceinline__ void mask_by_parts(Scores& scores, const Coords& coords, const FwdParams& p, int m0,
+                                              int row0, int n0, int len_q, int len_k) {
+  using namespace cute;
+  constexpr int kParts = kCols / 64;
+  constexpr int kPartCols = decltype(size<1>(scores))::value / kParts;
+  static_assert(kCols % 64 == 0 && kPartCols * kParts == decltype(size<1>(scores))::value, "64-key parts");
+  int first_begin, first_end, last_begin, last_end;
+  visible_key_range_i32(row0, len_q, len_k, p.window, &first_begin, &first_end);
+  visible_key_range_i32(row0 + 63, len_q, len_k, p.window, &last_begin, &last_end);
+  const int col0 = get<1>(coords(0, 0));
+  CUTE_UNROLL
+  for (int j = 0; j < kParts; ++j) {
+    const int k0 = n0 + 64 * j;
+    if (k0 >= last_begin && k0 + 64 <= first_end) continue;  // every row sees the whole part
+    if (k0 >= last_end || k0 + 64 <= first_begin) {           // no row sees a key of it
+      CUTE_UNROLL
+      for (int r = 0; r < size<0>(scores); ++r) {
+        CUTE_UNROLL
+        for (int c = kPartCols * j; c < kPartCols * (j + 1); ++c) scores(r, c) = -INFINITY;
+      }
+      continue;
+    }
+    CUTE_UNROLL
+    for (int r = 0; r < size<0>(scores); ++r) {
+      int lo, hi;  // row i's visible keys, relative to n0 + col0
+      visible_key_range_i32(m0 + get<0>(coords(r, 0)), len_q, len_k, p.window, &lo, &hi);
+      lo -= n0 + col0;
+      hi -= n0 + col0;
+      CUTE_UNROLL
+      for (int c = kPartCols * j; c < kPartCols * (j + 1); ++c) {
+        const int col = get<1>(coords(0, c)) - col0;
+        if (col < lo || col >= hi) scores(r, c) = -INFINITY;
+      }
+    }
+  }
+}
+
 // count arrivals at once on a CTA-local mbarrier, written as CUTLASS's ClusterBarrier::arrive is
 // (FLASHCUTE_SM90_FWD_SKIP_WARP: a warpgroup's four warps' arrivals on a stage it computed).
 template <class Bar>
@@ -153,6 +197,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // A warpgroup's first block as half a block (Tr::kHalfFirst; not the softcap/ALiBi kernels, which
   // spilled 88 bytes with it).
   constexpr bool kHalfFirst = Tr::kHalfFirst && !kTransform;
+  // A masked block's mask part by part (mask_by_parts; tile_config.h, FLASHCUTE_SM90_FWD_PART_MASK).
+  constexpr bool kPartMask = FLASHCUTE_SM90_FWD_PART_MASK != 0;
   // The speculative recompute's coordinates made inside its branch (tile_config.h, recompute_opaque_choice):
   // the non-persistent kernels only (measured there; the persistent ones keep the kernel's).
   constexpr bool kOpaqueCoords = recompute_opaque_choice() && !Tr::kPersistent;
@@ -561,7 +607,15 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         if (need_mask) sm80::score_epilogue<true, true>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope);
         else sm80::score_epilogue<true, false>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope);
       } else if (need_mask) {
-        sm80::score_epilogue<false, true>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope);
+        // S's keys: a thread holds 2 of each 8 columns of its 64 x kCols wgmma tile.
+        constexpr int kCols = decltype(size<1>(scores))::value * 4;
+        if constexpr (kPartMask && kCols > 64) {
+          static_assert(decltype(size<1>(acc_s))::value == 1 && decltype(size<2>(acc_s))::value == 1,
+                        "one 64-row wgmma tile per warpgroup");
+          mask_by_parts<kCols>(scores, tScS_rc, p, m0_frag, m0_frag + 64 * cwg, n0, w.len_q, w.len_k);
+        } else {
+          sm80::score_epilogue<false, true>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope);
+        }
       }
       return scores;
     };
