@@ -21,10 +21,13 @@ namespace flashcute::sm80 {
 // Score transform (softcap, ALiBi) and mask on one block's scores, seen as (rows, cols) with `coords`
 // the same view of the identity partition: (row, col) inside the (kBlockM, kBlockN) tile. Each row's
 // visible keys are one interval (mask.h's visible_key_range, the predicate the reference uses), so
-// the per-element work is two integer compares against per-row bounds relative to n0.
-template <bool kTransform, bool kMask, class Scores, class Coords>
+// the per-element work is two integer compares against per-row bounds relative to n0. ColFrom: the
+// first column (of the (rows, cols) view) the mask and transform apply to; the caller knows that every
+// row sees every key of the columns before it (the SM90 forward's causal diagonal parts).
+template <bool kTransform, bool kMask, class Scores, class Coords, class ColFrom = cute::Int<0>>
 __device__ __forceinline__ void score_epilogue(Scores& scores, const Coords& coords, const FwdParams& p, int m0,
-                                               int n0, int len_q, int len_k, float slope) {
+                                               int n0, int len_q, int len_k, float slope, ColFrom = {}) {
+  static_assert(!kTransform || ColFrom::value == 0, "a transform applies to every score");
   using namespace cute;
   // Columns are taken relative to this thread's first one, col0: the per-element offsets are then
   // immediates (ptxas kept one register per absolute column live across the masked loops).
@@ -42,7 +45,7 @@ __device__ __forceinline__ void score_epilogue(Scores& scores, const Coords& coo
     // Column of row i's diagonal key, relative to n0 + col0 (ALiBi distance).
     const int diag = i + len_k - len_q - n0 - col0;
     CUTE_UNROLL
-    for (int c = 0; c < size<1>(scores); ++c) {
+    for (int c = ColFrom::value; c < size<1>(scores); ++c) {
       const int col = get<1>(coords(0, c)) - col0;
       if constexpr (kTransform) {
         float s = scores(r, c);

@@ -125,50 +125,6 @@ __device__ __forceinline__ T from_lane0(T x) {
   return __shfl_sync(0xffffffffu, x, 0);
 }
 
-// The mask of one block's S (sm80::score_epilogue's, without a transform) applied part by part: of
-// its kCols / 64 parts of 64 keys, one that every row of the warpgroup [row0, row0 + 64) sees whole
-// is left as it is, one that none of them sees any key of is set to -inf, and only the rest take
-// the per-score compares (a causal diagonal: one part per warpgroup; a ragged last block: the part
-// with the end). row0 is the scores' row 0 in the sequence (the warpgroup's first row); S is one
-// wgmma tile along N, so part j is the rowcol columns [16 j, 16 j + 16).
-template <int kCols, class Scores, class Coords>
-__device__ __forceinline__ void mask_by_parts(Scores& scores, const Coords& coords, const FwdParams& p, int m0,
-                                              int row0, int n0, int len_q, int len_k) {
-  using namespace cute;
-  constexpr int kParts = kCols / 64;
-  constexpr int kPartCols = decltype(size<1>(scores))::value / kParts;
-  static_assert(kCols % 64 == 0 && kPartCols * kParts == decltype(size<1>(scores))::value, "64-key parts");
-  int first_begin, first_end, last_begin, last_end;
-  visible_key_range_i32(row0, len_q, len_k, p.window, &first_begin, &first_end);
-  visible_key_range_i32(row0 + 63, len_q, len_k, p.window, &last_begin, &last_end);
-  const int col0 = get<1>(coords(0, 0));
-  CUTE_UNROLL
-  for (int j = 0; j < kParts; ++j) {
-    const int k0 = n0 + 64 * j;
-    if (k0 >= last_begin && k0 + 64 <= first_end) continue;  // every row sees the whole part
-    if (k0 >= last_end || k0 + 64 <= first_begin) {           // no row sees a key of it
-      CUTE_UNROLL
-      for (int r = 0; r < size<0>(scores); ++r) {
-        CUTE_UNROLL
-        for (int c = kPartCols * j; c < kPartCols * (j + 1); ++c) scores(r, c) = -INFINITY;
-      }
-      continue;
-    }
-    CUTE_UNROLL
-    for (int r = 0; r < size<0>(scores); ++r) {
-      int lo, hi;  // row i's visible keys, relative to n0 + col0
-      visible_key_range_i32(m0 + get<0>(coords(r, 0)), len_q, len_k, p.window, &lo, &hi);
-      lo -= n0 + col0;
-      hi -= n0 + col0;
-      CUTE_UNROLL
-      for (int c = kPartCols * j; c < kPartCols * (j + 1); ++c) {
-        const int col = get<1>(coords(0, c)) - col0;
-        if (col < lo || col >= hi) scores(r, c) = -INFINITY;
-      }
-    }
-  }
-}
-
 // count arrivals at once on a CTA-local mbarrier, written as CUTLASS's ClusterBarrier::arrive is
 // (FLASHCUTE_SM90_FWD_SKIP_WARP: a warpgroup's four warps' arrivals on a stage it computed).
 template <class Bar>
@@ -197,7 +153,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // A warpgroup's first block as half a block (Tr::kHalfFirst; not the softcap/ALiBi kernels, which
   // spilled 88 bytes with it).
   constexpr bool kHalfFirst = Tr::kHalfFirst && !kTransform;
-  // A masked block's mask part by part (mask_by_parts; tile_config.h, FLASHCUTE_SM90_FWD_PART_MASK).
+  // The plain loop's first block masked from its last computed part (tile_config.h, FLASHCUTE_SM90_FWD_PART_MASK).
   constexpr bool kPartMask = FLASHCUTE_SM90_FWD_PART_MASK != 0;
   // The speculative recompute's coordinates made inside its branch (tile_config.h, recompute_opaque_choice):
   // the non-persistent kernels only (measured there; the persistent ones keep the kernel's).
@@ -599,23 +555,24 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
                             : 0.0f;
 
     // Score transform and mask of one block's S (boundary blocks only, unless softcap/ALiBi).
-    auto transform_and_mask = [&](auto& acc_s, int n_block) {
+    // mask_from: the mask starts at that 64-key part of the block (0: the whole block); the caller
+    // knows that this warpgroup's rows see every key of the parts before it.
+    auto transform_and_mask = [&](auto& acc_s, int n_block, auto mask_from) {
+      constexpr int kMaskFrom = decltype(mask_from)::value;
       const int n0 = n_block * kBlockN;
       Tensor scores = make_tensor(acc_s.data(), gmma_rowcol_layout(acc_s.layout()));  // (rows, cols)
       const bool need_mask = !w.unmasked(n0, kBlockN);
       if constexpr (kTransform) {
+        static_assert(kMaskFrom == 0, "the transform applies to the whole block");
         if (need_mask) sm80::score_epilogue<true, true>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope);
         else sm80::score_epilogue<true, false>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope);
       } else if (need_mask) {
-        // S's keys: a thread holds 2 of each 8 columns of its 64 x kCols wgmma tile.
-        constexpr int kCols = decltype(size<1>(scores))::value * 4;
-        if constexpr (kPartMask && kCols > 64) {
-          static_assert(decltype(size<1>(acc_s))::value == 1 && decltype(size<2>(acc_s))::value == 1,
-                        "one 64-row wgmma tile per warpgroup");
-          mask_by_parts<kCols>(scores, tScS_rc, p, m0_frag, m0_frag + 64 * cwg, n0, w.len_q, w.len_k);
-        } else {
-          sm80::score_epilogue<false, true>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope);
-        }
+        // One 64 x kCols wgmma tile per warpgroup: a thread holds 16 of the (rows, cols) view's columns
+        // per 64 keys, in key order.
+        static_assert(kMaskFrom == 0 || (decltype(size<1>(acc_s))::value == 1 && decltype(size<2>(acc_s))::value == 1),
+                      "parts of the mask need one wgmma tile along M and N");
+        sm80::score_epilogue<false, true>(scores, tScS_rc, p, m0_frag, n0, w.len_q, w.len_k, slope,
+                                          Int<16 * kMaskFrom>{});
       }
       return scores;
     };
@@ -657,7 +614,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // One key block: S = Q K^T over its first kCols keys (kBlockN: the whole block), the mask and
       // the softmax on those scores, and P V over the same keys (P's k-blocks are the first kCols / 16
       // of V's). kFirst: the tile's first block (OnlineSoftmax::update).
-      auto plain_step = [&](int n_block, auto cols, auto first) {
+      auto plain_step = [&](int n_block, auto cols, auto first, auto mask_from) {
         constexpr int kCols = decltype(cols)::value;
         typename Tr::template TiledMmaQKCols<kCols> mma_qk_cols;
         Tensor acc_s = partition_fragment_C(mma_qk_cols, Shape<BlockM, Int<kCols>>{});  // (MMA, MMA_M, MMA_N)
@@ -667,7 +624,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         release(pipeline_k, ss.pipeline_k, read);  // K[n] is no longer read
         free_q_after(n_block);
 
-        Tensor scores = transform_and_mask(acc_s, n_block);
+        Tensor scores = transform_and_mask(acc_s, n_block, mask_from);
         softmax.template update<decltype(first)::value>(scores, acc_o_rc, mult);
 
         Tensor rP = sm80::convert_to<Element>(acc_s);
@@ -680,7 +637,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       };
       int n_first = w.n_block_max - 1;
       if constexpr (Tr::kDiagParts > 1 && !kTransform) {
-        static_assert(Tr::kDiagParts <= 3, "the first block's forms below cover 1 and 2 parts");
+        static_assert(Tr::kDiagParts <= 3, "the first block's forms below cover 1, 2 and 3 parts");
         // Tr::kDiagParts: the first block in the 64-key parts this warpgroup's rows see (the rest of
         // the block is masked for all of them, so P is 0 there and neither S, the softmax nor P V
         // needs it). The count from lane 0: warp-uniform to ptxas (half_first's C7518, below). Each
@@ -692,13 +649,32 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           if (rows_see_no_key_from(m0_frag + 64 * cwg, 64, w.len_q, w.len_k, p.window, key0 + 64 * j)) parts = j;
         }
         parts = from_lane0(parts);
-        if (parts < Tr::kDiagParts && w.any_key()) {
-          if (Tr::kDiagParts > 2 && parts == 2) plain_step(n_first, Int<128>{}, cute::true_type{});
-          else plain_step(n_first, Int<64>{}, cute::true_type{});
+        // lead_whole (kPartMask): this warpgroup's rows see every key of the block's first parts - 1
+        // parts, so only its last computed part needs the mask (a causal diagonal on the parts: the
+        // mask of the whole block compared all 6 computed parts of the 192 x 192 tile's three
+        // warpgroups, 3 of them unmasked). The first row's end bounds every row's end from below, the
+        // last row's begin every begin from above (mask.h).
+        bool lead_whole = false;
+        if constexpr (kPartMask) {
+          int first_begin, first_end, last_begin, last_end;
+          visible_key_range_i32(m0_frag + 64 * cwg, w.len_q, w.len_k, p.window, &first_begin, &first_end);
+          visible_key_range_i32(m0_frag + 64 * cwg + 63, w.len_q, w.len_k, p.window, &last_begin, &last_end);
+          lead_whole = from_lane0(static_cast<int>(last_begin <= key0 && first_end >= key0 + 64 * (parts - 1))) != 0;
+        }
+        if ((parts < Tr::kDiagParts || lead_whole) && w.any_key()) {
+          if (parts == 1) {
+            plain_step(n_first, Int<64>{}, cute::true_type{}, Int<0>{});
+          } else if (Tr::kDiagParts > 2 && parts == 2) {
+            if (lead_whole) plain_step(n_first, Int<128>{}, cute::true_type{}, Int<1>{});
+            else plain_step(n_first, Int<128>{}, cute::true_type{}, Int<0>{});
+          } else {  // the whole block, lead_whole
+            plain_step(n_first, BlockN{}, cute::true_type{}, Int<Tr::kDiagParts - 1>{});
+          }
           --n_first;
         }
       }
-      for (int n_block = n_first; n_block >= w.n_block_min; --n_block) plain_step(n_block, BlockN{}, cute::false_type{});
+      for (int n_block = n_first; n_block >= w.n_block_min; --n_block)
+        plain_step(n_block, BlockN{}, cute::false_type{}, Int<0>{});
     } else if (w.any_key()) {
       // Overlapped loop: step n issues S[n] = Q K[n]^T and then O += P[n+1] V[n+1] (the previous
       // block's), waits only for S[n], runs the softmax of block n while P V is on the tensor cores,
@@ -847,7 +823,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           cutlass::arch::fence_view_async_shared();
           Barrier::arrive(&ss.barrier_q_empty[Tr::kWgQ ? cwg : 0]);
         }
-        Tensor scores = transform_and_mask(acc_s, n_block);
+        Tensor scores = transform_and_mask(acc_s, n_block, Int<0>{});
         softmax.template update</*kFirst=*/true>(scores, acc_o_rc, mult);  // O and the sums are still 0
         convert_into(acc_s, rP);
       }
@@ -867,7 +843,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
           free_q_after(n_block);
         }
 
-        Tensor scores = transform_and_mask(acc_s, n_block);
+        Tensor scores = transform_and_mask(acc_s, n_block, Int<0>{});
         fill(rescale, 1.0f);
         bool moved = true;  // false: the softmax left every rescale factor at 1 (warp-uniform)
         if constexpr (kSpecExp) {
@@ -886,7 +862,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
               for (int k = 0; k < kHeadDim; ++k) dot = fmaf(static_cast<float>(sQ(row, k)), static_cast<float>(sKn(col, k)), dot);
               acc_s(i) = dot;
             }
-            transform_and_mask(acc_s, n_block);
+            transform_and_mask(acc_s, n_block, Int<0>{});
           };
           auto recompute = [&](auto&) {
             if constexpr (kOpaqueCoords) {

@@ -424,12 +424,10 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_SKIP_EMPTY_WG
 #define FLASHCUTE_SM90_FWD_SKIP_EMPTY_WG 1
 #endif
-// A masked block's mask by 64-key parts (fwd_kernel.cuh, mask_by_parts; 0 off, 1 on): of the
-// block's parts (of the keys the warpgroup computes), one its 64 rows all see whole is left
-// as it is and one they see none of is set to -inf; only the others take the per-score compares.
-// On a causal diagonal that is one part per warpgroup: d 64's masked kernel (192 x 192 tiles)
-// compared all 6 computed parts of each diagonal block, and the 2-warpgroup 128-key tiles all 4.
-// Also the ragged last block of unmasked problems (only its part with the end is compared).
+// The plain loop's first key block masked only from its last computed 64-key part where the
+// warpgroup's rows see every key of the parts before it (fwd_kernel.cuh, lead_whole; 0 off, 1 on):
+// with DIAG_PARTS, d 64's masked kernel, whose 192 x 192 causal diagonal needs the mask in one part
+// per warpgroup, not in the 1, 2 and 3 parts its warpgroups compute.
 #ifndef FLASHCUTE_SM90_FWD_PART_MASK
 #define FLASHCUTE_SM90_FWD_PART_MASK 1
 #endif
