@@ -22,8 +22,8 @@ namespace flashcute::sm80 {
 // the same view of the identity partition: (row, col) inside the (kBlockM, kBlockN) tile. Each row's
 // visible keys are one interval (mask.h's visible_key_range, the predicate the reference uses), so
 // the per-element work is two integer compares against per-row bounds relative to n0. ColFrom: the
-// first column (of the (rows, cols) view) the mask and transform apply to; the caller knows that every
-// row sees every key of the columns before it (the SM90 forward's causal diagonal parts).
+// first column (of the (rows, cols) view) the mask applies to, for a caller that knows every row sees
+// every key of the columns before it (the SM90 forward's causal diagonal parts; no transform).
 template <bool kTransform, bool kMask, class Scores, class Coords, class ColFrom = cute::Int<0>>
 __device__ __forceinline__ void score_epilogue(Scores& scores, const Coords& coords, const FwdParams& p, int m0,
                                                int n0, int len_q, int len_k, float slope, ColFrom = {}) {
