@@ -643,22 +643,24 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         // needs it). The count from lane 0: warp-uniform to ptxas (half_first's C7518, below). Each
         // form waits for its own wgmma batches.
         const int key0 = n_first * kBlockN;
+        // The visible keys of the warpgroup's first and last rows: both ends move right with the row
+        // (mask.h), so the last row's end bounds every row's end from above and the first row's from
+        // below, and the last row's begin bounds every begin from above.
+        int first_begin, first_end, last_begin, last_end;
+        visible_key_range_i32(m0_frag + 64 * cwg, w.len_q, w.len_k, p.window, &first_begin, &first_end);
+        visible_key_range_i32(m0_frag + 64 * cwg + 63, w.len_q, w.len_k, p.window, &last_begin, &last_end);
         int parts = Tr::kDiagParts;
         CUTE_UNROLL
         for (int j = Tr::kDiagParts - 1; j >= 1; --j) {
-          if (rows_see_no_key_from(m0_frag + 64 * cwg, 64, w.len_q, w.len_k, p.window, key0 + 64 * j)) parts = j;
+          if (last_end <= key0 + 64 * j) parts = j;  // no row sees a key from part j on (rows_see_no_key_from)
         }
         parts = from_lane0(parts);
         // lead_whole (kPartMask): this warpgroup's rows see every key of the block's first parts - 1
         // parts, so only its last computed part needs the mask (a causal diagonal on the parts: the
         // mask of the whole block compared all 6 computed parts of the 192 x 192 tile's three
-        // warpgroups, 3 of them unmasked). The first row's end bounds every row's end from below, the
-        // last row's begin every begin from above (mask.h).
+        // warpgroups, 3 of them unmasked).
         bool lead_whole = false;
         if constexpr (kPartMask) {
-          int first_begin, first_end, last_begin, last_end;
-          visible_key_range_i32(m0_frag + 64 * cwg, w.len_q, w.len_k, p.window, &first_begin, &first_end);
-          visible_key_range_i32(m0_frag + 64 * cwg + 63, w.len_q, w.len_k, p.window, &last_begin, &last_end);
           lead_whole = from_lane0(static_cast<int>(last_begin <= key0 && first_end >= key0 + 64 * (parts - 1))) != 0;
         }
         if ((parts < Tr::kDiagParts || lead_whole) && w.any_key()) {

@@ -36,6 +36,6 @@ for spec in bf16:yes:2048:1200 fp16:yes:2048:1200 fp16:yes:8192:300; do
     --iters $n --rounds 3 --dtype $dt --out $O/r/ab64-$dt-$c$s.md > $O/r/ab64-$dt-$c$s.log 2>&1
   echo "ab d64 $dt causal=$c $s rc=$? ($((SECONDS - t0)) s)"; grep "^| 64" $O/r/ab64-$dt-$c$s.md
   pack
-  [ $SECONDS -gt 150 ] && break
+  [ $SECONDS -gt 110 ] && break
 done
 pack && rm -rf $O/r
