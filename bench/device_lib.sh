@@ -7,6 +7,8 @@
 #   san synccheck 128 --batch 4 --heads 32 --seqlen 1000 --fwd-workspace yes >> $O/sanitizer.txt
 #   chk_std 128 >> $O/checks.txt       # the standard fp64 checks of one head dim (d 64, 128 or 256)
 #   chk 128 "--seqlen 777 --causal" ... # any other checks, one argument string each
+#   ab_pair base $V bf16 64 yes 2048 1200 # ab_steady of $V against base, cuDNN in the same rounds
+#   pack                               # $O/r with paths rewritten, into $O/r.tgz
 #
 # Every line starts with rc=<exit status>; a check passes when rc=0 (`flashcute run` exits non-zero
 # when the kernel's output fails the fp64 reference's tolerance rule).
@@ -87,6 +89,28 @@ chk_std() {
 tally() {
   echo "$(basename "$1"): $(grep -c '^rc=0' "$1") pass, $(grep -vc '^rc=0' "$1") not"
   grep -v '^rc=0' "$1" | head -3
+}
+
+# pack: the call's results in $O/r with this machine's paths rewritten (the repository to <repo>,
+# $O to $OUT) in their text files, then packed into $O/r.tgz (what comes back if the call is cut).
+pack() {
+  local f
+  for f in "$O"/r/*.md "$O"/r/*.log "$O"/r/*.txt "$O"/r/*.csv; do
+    [ -f "$f" ] && sed -i "s#$PWD#<repo>#g; s#$O#\$OUT#g" "$f"
+  done
+  tar czf "$O/r.tgz" -C "$O" r
+}
+
+# ab_pair BASE VARIANT DTYPE D CAUSAL SEQLEN ITERS: one ab_steady run (3 rounds) of $B/VARIANT against
+# $B/BASE with cuDNN in the same rounds, into $O/r/ab<D>-<DTYPE>-<CAUSAL><SEQLEN>.md and .log; prints
+# the table's row.
+ab_pair() {
+  local base=$1 v=$2 dt=$3 d=$4 c=$5 s=$6 n=$7 t0=$SECONDS
+  local name="ab$d-$dt-$c$s"
+  timeout "${AB_TIMEOUT:-75}" python3 bench/ab_steady.py --bin-dir "$B" --variants "$base,$v" --peer sdpa_cudnn \
+    --case "$d:$c:$s" --iters "$n" --rounds 3 --dtype "$dt" --out "$O/r/$name.md" > "$O/r/$name.log" 2>&1
+  echo "$name rc=$? ($((SECONDS - t0)) s)"
+  grep "^| $d " "$O/r/$name.md" 2>/dev/null
 }
 
 # steady_part NAME VARIANT ITERS DTYPE ROUNDS CASES...: one ab_steady run of variant VARIANT (a folder
