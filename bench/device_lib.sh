@@ -7,7 +7,7 @@
 #   san synccheck 128 --batch 4 --heads 32 --seqlen 1000 --fwd-workspace yes >> $O/sanitizer.txt
 #   chk_std 128 >> $O/checks.txt       # the standard fp64 checks of one head dim (d 64, 128 or 256)
 #   chk 128 "--seqlen 777 --causal" ... # any other checks, one argument string each
-#   ab_pair base $V bf16 64 yes 2048 1200 # ab_steady of $V against base, cuDNN in the same rounds
+#   steady_part ab64-c2k base,$V 1200 bf16 3 64:yes:2048 # ab_steady of $V against base and cuDNN
 #   pack                               # $O/r with paths rewritten, into $O/r.tgz
 #
 # Every line starts with rc=<exit status>; a check passes when rc=0 (`flashcute run` exits non-zero
@@ -101,20 +101,8 @@ pack() {
   tar czf "$O/r.tgz" -C "$O" r
 }
 
-# ab_pair BASE VARIANT DTYPE D CAUSAL SEQLEN ITERS: one ab_steady run (3 rounds) of $B/VARIANT against
-# $B/BASE with cuDNN in the same rounds, into $O/r/ab<D>-<DTYPE>-<CAUSAL><SEQLEN>.md and .log; prints
-# the table's row.
-ab_pair() {
-  local base=$1 v=$2 dt=$3 d=$4 c=$5 s=$6 n=$7 t0=$SECONDS
-  local name="ab$d-$dt-$c$s"
-  timeout "${AB_TIMEOUT:-75}" python3 bench/ab_steady.py --bin-dir "$B" --variants "$base,$v" --peer sdpa_cudnn \
-    --case "$d:$c:$s" --iters "$n" --rounds 3 --dtype "$dt" --out "$O/r/$name.md" > "$O/r/$name.log" 2>&1
-  echo "$name rc=$? ($((SECONDS - t0)) s)"
-  grep "^| $d " "$O/r/$name.md" 2>/dev/null
-}
-
 # steady_part NAME VARIANT ITERS DTYPE ROUNDS CASES...: one ab_steady run of variant VARIANT (a folder
-# of $B) against cuDNN over CASES (D:yes|no:SEQLEN), ITERS launches per phase, into $O/r/NAME.md, .log
+# of $B, or BASE,VARIANT for an A/B) against cuDNN over CASES (D:yes|no:SEQLEN), ITERS launches per phase, into $O/r/NAME.md, .log
 # and NAME-round<r>.json (bench/sm90_targets.py reads those). Skipped once $SECONDS passes
 # ${STEADY_DEADLINE:-430}; each run may take ${STEADY_TIMEOUT:-150} s.
 steady_part() {
@@ -126,5 +114,5 @@ steady_part() {
   timeout "${STEADY_TIMEOUT:-150}" python3 bench/ab_steady.py --bin-dir "$B" --variants "$v" --peer sdpa_cudnn "${cases[@]}" \
     --iters "$n" --rounds "$rounds" --dtype "$dt" --out "$O/r/$name.md" --records "$O/r/$name" > "$O/r/$name.log" 2>&1
   echo "$name rc=$? ($((SECONDS - t0)) s)"
-  grep "^| " "$O/r/$name.md" | tail -n +3
+  grep "^| [0-9]" "$O/r/$name.md"  # the data rows (a row starts with its head dim)
 }

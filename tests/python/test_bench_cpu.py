@@ -815,8 +815,8 @@ def test_device_lib_counts_checks_and_writes_args(tmp_path):
     assert bins_txt[0] == "base" and bins_txt[2] == "x" and len(bins_txt[1]) == 12
 
 
-def test_device_lib_pack_and_ab_pair(tmp_path):
-    """pack rewrites the machine's paths in $O/r and packs it; ab_pair runs ab_steady with its arguments."""
+def test_device_lib_pack_and_steady_part(tmp_path):
+    """pack rewrites the machine's paths in $O/r and packs it; steady_part runs ab_steady with its arguments."""
     out_dir = tmp_path / "out"
     (out_dir / "r").mkdir(parents=True)
     repo = tmp_path / "repo"
@@ -830,23 +830,24 @@ def test_device_lib_pack_and_ab_pair(tmp_path):
     stub.write_text('#!/usr/bin/env bash\n'
                     'echo "$*" > "$ARGS_FILE"\n'
                     'while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done\n'
-                    'printf "head\\n\\n| d |\\n|---|\\n| 64 | yes | 2048 | 1.0 |\\n" > "$out"\n')
+                    'printf "head\\n\\n| d | causal |\\n|---|---|\\n| 64 | yes | 2048 | 1.0 |\\n| 64 | no | 2048 | 0.9 |\\n" > "$out"\n')
     stub.chmod(0o755)
     script = f"""
         set -u
         source '{BENCH / "device_lib.sh"}'
         cd '{repo}'
         O='{out_dir}'; B=build/vbin
-        PATH='{stub_dir}':$PATH ARGS_FILE='{tmp_path}/args.txt' ab_pair base v1 fp16 64 yes 2048 1200
+        PATH='{stub_dir}':$PATH ARGS_FILE='{tmp_path}/args.txt' steady_part ab64-fp16-yes2048 base,v1 1200 fp16 3 64:yes:2048
         pack
     """
     out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[0].startswith("ab64-fp16-yes2048 rc=0 (")
-    assert out.stdout.splitlines()[1] == "| 64 | yes | 2048 | 1.0 |"
+    assert out.stdout.splitlines()[1:] == ["| 64 | yes | 2048 | 1.0 |", "| 64 | no | 2048 | 0.9 |"]  # every data row
     args = (tmp_path / "args.txt").read_text().split()
     assert args[:1] == ["bench/ab_steady.py"]
     for flag, value in (("--variants", "base,v1"), ("--case", "64:yes:2048"), ("--iters", "1200"),
-                        ("--dtype", "fp16"), ("--rounds", "3"), ("--peer", "sdpa_cudnn"), ("--bin-dir", "build/vbin")):
+                        ("--dtype", "fp16"), ("--rounds", "3"), ("--peer", "sdpa_cudnn"), ("--bin-dir", "build/vbin"),
+                        ("--records", f"{out_dir}/r/ab64-fp16-yes2048")):
         assert args[args.index(flag) + 1] == value
     assert (out_dir / "r" / "a.md").read_text() == "<repo>/bench/x.py wrote $OUT/r/a.md\n"
     assert (out_dir / "r" / "b.json").read_text() == f"{repo}\n"
