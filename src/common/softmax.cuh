@@ -318,7 +318,10 @@ struct OnlineSoftmax {
   // like update_speculative(), but the references it picks are not bit for bit update()'s (they come
   // from p's maximum, not the scores'). Where the correction could leave the float range (a max p below
   // 2^-60 for a row's first keys, or above 2^126), the warp recomputes S and runs update().
-  template <class Scores, class AccO, class Recompute>
+  // kRemat: the slow path forms the old references from row_max again (unchanged until
+  // move_references()) instead of keeping them live through the exps (d 64's plain loop, whose exp
+  // pass spilled them).
+  template <bool kRemat = false, class Scores, class AccO, class Recompute>
   __device__ __forceinline__ bool update_sum_check(Scores& scores, AccO& acc_o, float mult, Recompute&& recompute) {
     using namespace cute;
     static_assert(kPolicy.rescale_threshold > 1, "the sum test needs a lazy threshold");
@@ -341,6 +344,14 @@ struct OnlineSoftmax {
       return false;
     }
     // The slow path: each row's max p over the quad, and the new references it implies.
+    if constexpr (kRemat) {
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) {
+        float m = row_max[r];
+        asm volatile("mov.b32 %0, %0;" : "+f"(m));  // formed here, not kept from above
+        m_old[r] = m == -INFINITY ? 0.0f : m;
+      }
+    }
     float m_new[kRows];
     bool grew = false, unsafe = false;
     CUTE_UNROLL

@@ -133,6 +133,34 @@ __device__ __forceinline__ void arrive_count(Bar* bar, uint32_t count) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;" : : "r"(addr), "r"(count));
 }
 
+// The plain loop's rare recompute (kPlainSumCheck, below): this thread's scores of one key block,
+// S = Q K[stage]^T score by score from shared memory in fp32, unmasked. A called function of plain
+// values: inlined, its unrolled dot products (one per score of the fragment) made NVVM outline the
+// whole tile body of d 64's masked kernel, whose closures then lived in local memory. Q's and K's
+// spaces from the kernel's shared storage here (no pointer held live for the call).
+template <class Tr, int kScores>
+__device__ __noinline__ cute::array<float, kScores> plain_recompute_scores(int stage, int ctid) {
+  using namespace cute;
+  extern __shared__ __align__(1024) char smem_raw[];
+  auto& ss = *reinterpret_cast<typename Tr::SharedStorage*>(smem_raw);
+  Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), typename Tr::SmemLayoutQ{});  // (BM, D)
+  Tensor sKn = make_tensor(make_smem_ptr(ss.k.data()), typename Tr::SmemLayoutK{})(_, _, stage);  // (BN, D)
+  typename Tr::TiledMmaQK mma_qk;
+  Tensor coords = mma_qk.get_thread_slice(ctid).partition_C(
+      make_identity_tensor(Shape<typename Tr::BlockM, typename Tr::BlockN>{}));  // (MMA, MMA_M, MMA_N) -> (row, col)
+  static_assert(decltype(size(coords))::value == kScores, "one score per fragment element");
+  array<float, kScores> out;
+  CUTE_UNROLL
+  for (int i = 0; i < kScores; ++i) {
+    const int row = get<0>(coords(i)), col = get<1>(coords(i));
+    float dot = 0.0f;
+#pragma unroll 1
+    for (int d = 0; d < Tr::kHeadDim; ++d) dot = fmaf(static_cast<float>(sQ(row, d)), static_cast<float>(sKn(col, d)), dot);
+    out[i] = dot;
+  }
+  return out;
+}
+
 template <class Tr, bool kTransform>
 __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_constant__ typename Tr::Params params) {
   using namespace cute;
@@ -150,6 +178,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // (Tr::kSpecExp; not the softcap/ALiBi kernels, whose transform keeps more registers live).
   constexpr bool kSpecExp = Tr::kSpecExp && !kTransform;
   constexpr bool kSumCheck = Tr::kSumCheck && kSpecExp;  // interior blocks: the sum check (update_sum_check)
+  // The plain loop's interior blocks through the sum check (tile_config.h, FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK).
+  constexpr bool kPlainSumCheck = FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK != 0 && !Tr::kOverlap && !kTransform &&
+                                  Tr::kCluster == 1 && Tr::kSoftmaxPolicy.rescale_threshold > 1;
+  // One empty-barrier arrival per consumer warp, after the warp's own reads of K (the speculative
+  // softmax's rare recompute).
+  constexpr bool kWarpRelease = kSpecExp || kPlainSumCheck;
   // A warpgroup's first block as half a block (Tr::kHalfFirst; not the softcap/ALiBi kernels, which
   // spilled 88 bytes with it).
   constexpr bool kHalfFirst = Tr::kHalfFirst && !kTransform;
@@ -280,9 +314,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // Empty-barrier arrivals: every consumer thread, or one per consumer warpgroup (kWgRelease). With
   // clusters CUTLASS counts (CTAs in the cluster) x (consumer warpgroups) from the thread count: each
   // warpgroup of every CTA frees each stage once in every CTA (the multicast writes to all of them).
-  // With kSpecExp one per consumer warp: a warp that recomputes its scores reads K from smem itself;
+  // With kWarpRelease one per consumer warp: a warp that recomputes its scores reads K from smem itself;
   // with kSkipWarp too: each warp frees the stages of the blocks its warpgroup skips.
-  pipe.num_consumers = kSpecExp || kSkipWarp ? Tr::kConsumerThreads / 32
+  pipe.num_consumers = kWarpRelease || kSkipWarp ? Tr::kConsumerThreads / 32
                        : Tr::kWgRelease && Tr::kCluster == 1 ? Tr::kConsumerWgs : Tr::kConsumerThreads;
   if (tidx == 0) {
     for (int i = 0; i < Tr::kQSlots; ++i) {
@@ -444,7 +478,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
 
   // Frees a K or V stage for the producer. Every consumer thread arrives (the empty barrier counts
   // 256), or with kWgRelease one thread per warpgroup (it counts 2): the stage is read only by the
-  // warpgroup's wgmma, whose completion this thread has just waited for. With kSpecExp one lane per
+  // warpgroup's wgmma, whose completion this thread has just waited for. With kWarpRelease one lane per
   // warp (it counts 8), after the warp's own reads of K (the rare recompute). With clusters, always one
   // arrival per warpgroup and CTA: the warpgroup's thread c frees the stage in CTA c (the count
   // CUTLASS derives from the thread count; its own spread of arrivals kept two more registers live
@@ -453,7 +487,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   auto release = [&](Pipeline& pipeline, typename Pipeline::SharedStorage& storage, const PipelineState& state) {
     if constexpr (Tr::kCluster > 1) {
       if (wtid < Tr::kCluster) storage.empty_barrier_[state.index()].arrive(static_cast<uint32_t>(wtid));
-    } else if constexpr (kSpecExp) {
+    } else if constexpr (kWarpRelease) {
       __syncwarp();  // the warp's own smem reads (OnlineSoftmax::update_speculative's recompute) are done
       if (wtid % 32 == 0) storage.empty_barrier_[state.index()].arrive();
     } else if constexpr (kSkipWarp) {
@@ -512,7 +546,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       // before the tile's fragments exist. The condition from lane 0: warp-uniform.
       static_assert(Tr::kCluster == 1 && !Tr::kWgQ && !Tr::kEarlyQ && !Tr::kQRegs,
                     "the plain loop: no clusters, one Q slot, Q freed after the tile's last P V");
-      constexpr bool kOneRelease = Tr::kWgRelease && !kSpecExp && !kSkipWarp;
+      constexpr bool kOneRelease = Tr::kWgRelease && !kWarpRelease && !kSkipWarp;
       if (from_lane0(static_cast<int>(w.m0 + 64 * rb >= w.len_q))) {
         if (w.any_key()) {
           Barrier::wait(&ss.barrier_q[0], q_phase);  // the Q phase the other warpgroups compute with
@@ -621,16 +655,43 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         pipeline_k.consumer_wait(read);  // RAW: K[n] landed
         wgmma_gemm<true>(mma_qk_cols, tSrQ, tSrK(_, _, _, read.index()), acc_s);
         warpgroup_wait<0>();
-        release(pipeline_k, ss.pipeline_k, read);  // K[n] is no longer read
-        free_q_after(n_block);
+        // kPlainSumCheck: the blocks after the tile's first free K[n] (and Q) once their P V is issued:
+        // the softmax's rare recompute reads them.
+        constexpr bool kCheck = kPlainSumCheck && !decltype(first)::value && kCols == kBlockN;
+        if constexpr (!kCheck) {
+          release(pipeline_k, ss.pipeline_k, read);  // K[n] is no longer read
+          free_q_after(n_block);
+        }
 
         Tensor scores = transform_and_mask(acc_s, n_block, mask_from);
-        softmax.template update<decltype(first)::value>(scores, acc_o_rc, mult);
+        if constexpr (kCheck) {
+          auto recompute = [&](auto&) {
+            constexpr int kScores = decltype(size(acc_s))::value;
+            const auto scores_again = plain_recompute_scores<Tr, kScores>(read.index(), ctid);
+            CUTE_UNROLL
+            for (int i = 0; i < kScores; ++i) acc_s(i) = scores_again[i];
+            transform_and_mask(acc_s, n_block, Int<0>{});
+          };
+          if constexpr (FLASHCUTE_SM90_FWD_FORCE_RECOMPUTE != 0) {  // check builds: the recompute on every step
+            recompute(scores);
+            softmax.update(scores, acc_o_rc, mult);
+          } else {
+            // Masked scores (a window's or the keys' edge) are -inf, p = 0 there: the sum check holds
+            // for them too, and a row with no visible key so far takes its recompute path.
+            softmax.template update_sum_check</*kRemat=*/true>(scores, acc_o_rc, mult, recompute);
+          }
+        } else {
+          softmax.template update<decltype(first)::value>(scores, acc_o_rc, mult);
+        }
 
         Tensor rP = sm80::convert_to<Element>(acc_s);
         Tensor tOrP = make_tensor(rP.data(), gmma_acc_as_a_layout(rP.layout()));  // (MMA, MMA_M, MMA_K)
         pipeline_v.consumer_wait(read);  // RAW: V[n] landed
         wgmma_gemm<false>(mma_pv, tOrP, tOrV(_, _, _, read.index()), acc_o);
+        if constexpr (kCheck) {
+          release(pipeline_k, ss.pipeline_k, read);  // K[n] is no longer read (this warp's recompute is done)
+          free_q_after(n_block);
+        }
         warpgroup_wait<0>();
         release(pipeline_v, ss.pipeline_v, read);
         ++read;

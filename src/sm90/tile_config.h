@@ -433,6 +433,17 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_PART_MASK
 #define FLASHCUTE_SM90_FWD_PART_MASK 1
 #endif
+// The plain loop's interior key blocks (no score masked, not the tile's first) through the sum
+// check (OnlineSoftmax::update_sum_check: the exps with the rows' current references and no block
+// max; fwd_kernel.cuh, plain_step), as the overlapped loop's speculative exps do (1 on, 0 off): the
+// plain-loop kernels without softcap/ALiBi, which is d 64's masked kernel. Each warp then frees K and
+// V itself (its rare recompute, a called function, reads K), so the stages' empty barriers count
+// warps. Session 53 (H200, ab_steady, 3 rounds, against the block max; bf16 d 64 build 0 spills):
+// causal 4k 1.047, 8k 1.067 (fp16 1.064). Off until a GPU run of the fp64 checks, compute-sanitizer
+// and gpu-check with it on (that session's device time ran out first; perf-notes "Session 53").
+#ifndef FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK
+#define FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK 0
+#endif
 // The persistent kernels' K/V stage marked warp-uniform at each tile's start (fwd_kernel.cuh); 0 off
 // (an A/B switch).
 #ifndef FLASHCUTE_SM90_FWD_UNIFORM_STAGE
