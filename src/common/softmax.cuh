@@ -318,6 +318,8 @@ struct OnlineSoftmax {
   // like update_speculative(), but the references it picks are not bit for bit update()'s (they come
   // from p's maximum, not the scores'). Where the correction could leave the float range (a max p below
   // 2^-60 for a row's first keys, or above 2^126), the warp recomputes S and runs update().
+  // (d 64's plain loop also runs it on masked blocks after a tile's first: their -inf scores give
+  // p = 0, so the test holds for them, and a row with no visible key so far takes the recompute.)
   // kRemat: the slow path forms the old references from row_max again (unchanged until
   // move_references()) instead of keeping them live through the exps (d 64's plain loop, whose exp
   // pass spilled them).

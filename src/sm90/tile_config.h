@@ -433,9 +433,10 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_PART_MASK
 #define FLASHCUTE_SM90_FWD_PART_MASK 1
 #endif
-// The plain loop's interior key blocks (no score masked, not the tile's first) through the sum
-// check (OnlineSoftmax::update_sum_check: the exps with the rows' current references and no block
-// max; fwd_kernel.cuh, plain_step), as the overlapped loop's speculative exps do (1 on, 0 off): the
+// The plain loop's key blocks after the tile's first through the sum check (OnlineSoftmax::
+// update_sum_check: the exps with the rows' current references and no block max; a masked block's
+// -inf scores give p = 0, so its edge blocks take it too; fwd_kernel.cuh, plain_step), as the
+// overlapped loop's interior blocks do with its speculative exps (1 on, 0 off): the
 // plain-loop kernels without softcap/ALiBi, which is d 64's masked kernel. Each warp then frees K and
 // V itself (its rare recompute, a called function, reads K), so the stages' empty barriers count
 // warps. Session 53 (H200, ab_steady, 3 rounds, against the block max; bf16 d 64 build 0 spills):
