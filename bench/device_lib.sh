@@ -23,23 +23,23 @@ bins() {
   done
 }
 
-# san TOOL D ARGS...: one compute-sanitizer run of variant $V (bf16, 2 heads checked against fp64).
+# san TOOL D ARGS...: one compute-sanitizer run of variant $V (${DTYPE:-bf16}, 2 heads checked against fp64).
 san() {
   local tool=$1 d=$2
   shift 2
   local t=$SECONDS
-  timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 1 "$B/$V/flashcute" run --backend sm90 --dtype bf16 \
+  timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 1 "$B/$V/flashcute" run --backend sm90 --dtype "${DTYPE:-bf16}" \
     --d "$d" --iters 1 --check-heads 2 "$@" > san.txt 2>&1
   echo "rc=$? $((SECONDS - t))s $V $tool d$d $* :: $(grep -E 'SUMMARY|max\|out' san.txt | tr '\n' ' ' | cut -c1-200)"
 }
 
-# chk D ARGS...: fp64 checks of variant $V (bf16, batch 2, 16 heads unless ARGS say otherwise).
+# chk D ARGS...: fp64 checks of variant $V (${DTYPE:-bf16}, batch 2, 16 heads unless ARGS say otherwise).
 chk() {
   local d=$1 args out
   shift
   for args in "$@"; do
     # shellcheck disable=SC2086  # each ARGS string is a list of CLI options
-    out=$(timeout 60 "$B/$V/flashcute" run --backend sm90 --dtype bf16 --d "$d" --batch 2 --heads 16 --check-heads 4 \
+    out=$(timeout 60 "$B/$V/flashcute" run --backend sm90 --dtype "${DTYPE:-bf16}" --d "$d" --batch 2 --heads 16 --check-heads 4 \
       --iters 2 $args 2>&1)
     echo "rc=$? d$d $args :: $(echo "$out" | grep -i -E 'max|err|check' | tr '\n' ' ' | cut -c1-200)"
   done

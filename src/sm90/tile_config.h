@@ -443,7 +443,7 @@ constexpr int persistent_limit_choice(int measured) {
 // causal 4k 1.047, 8k 1.067 (fp16 1.064). Off until a GPU run of the fp64 checks, compute-sanitizer
 // and gpu-check with it on (that session's device time ran out first; perf-notes "Session 53").
 #ifndef FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK
-#define FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK 0
+#define FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK 1
 #endif
 // The persistent kernels' K/V stage marked warp-uniform at each tile's start (fwd_kernel.cuh); 0 off
 // (an A/B switch).
