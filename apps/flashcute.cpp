@@ -510,7 +510,7 @@ int cmd_run(const RunOptions& o) {
   }
   const double flops = run_fwd_flops(o.batch, o.heads, o.seqlen_q, o.seqlen_k, o.d, dv, o.attn);
   // Check: the first and last (batch, head) pairs (up to --check-heads) against the fp64 reference.
-  double max_err = 0.0, max_lp_err = 0.0, max_lse_err = 0.0, max_golden = 0.0;
+  double max_err = 0.0, max_lp_err = 0.0, max_lse_err = 0.0, max_lse_ratio = 0.0, max_golden = 0.0;
   bool all_finite_where_expected = true;
   flashcute::ref::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   for (int c = 0; c < o.check_heads && c < o.batch * o.heads; ++c) {
@@ -538,8 +538,13 @@ int cmd_run(const RunOptions& o) {
         max_lp_err = std::max(max_lp_err, std::fabs(lp[i * dv + j] - g));
       }
       const double l = hlse[(b * o.heads + h) * o.seqlen_q + i];
-      if (std::isfinite(glse[i])) max_lse_err = std::max(max_lse_err, std::fabs(l - glse[i]));
-      else if (l != glse[i]) all_finite_where_expected = false;
+      if (std::isfinite(glse[i])) {
+        max_lse_err = std::max(max_lse_err, std::fabs(l - glse[i]));
+        // TESTING.md's LSE rule, element by element: |lse - golden| <= 1e-5 (1 + |golden|).
+        max_lse_ratio = std::max(max_lse_ratio, std::fabs(l - glse[i]) / (1e-5 * (1.0 + std::fabs(glse[i]))));
+      } else if (l != glse[i]) {
+        all_finite_where_expected = false;
+      }
     }
   }
 
@@ -549,16 +554,19 @@ int cmd_run(const RunOptions& o) {
               o.attn.causal ? 1 : 0, prop.name);
   std::printf("  time %.3f ms (median of %d), %.1f TFLOP/s\n", median, o.iters, flops / (median * 1e-3) / 1e12);
   if (o.check_heads > 0)
-    std::printf("  check (%d heads vs fp64): max|out-golden| %.3g (unfused %s: %.3g), max|lse-golden| %.3g, %s\n",
+    std::printf("  check (%d heads vs fp64): max|out-golden| %.3g (unfused %s: %.3g), max|lse-golden| %.3g "
+                "(%.2g of the rule's bound), %s\n",
                 std::min<int>(o.check_heads, static_cast<int>(o.batch * o.heads)), max_err,
-                dtype_name(o.dtype), max_lp_err, max_lse_err,
+                dtype_name(o.dtype), max_lp_err, max_lse_err, max_lse_ratio,
                 all_finite_where_expected ? "non-finite parity ok" : "NON-FINITE MISMATCH");
   std::printf("  repeat: the last launch's out %s the first's%s\n", repeat_ok ? "equals" : "DIFFERS FROM",
               !o.fwd_workspace_zeroed ? "" : workspace_ok ? "; zeroed workspace reads zero" : "; ZEROED WORKSPACE NOT ZERO");
-  // Pass/fail for scripts: TESTING.md's max rule (2x the unfused error + 2 ulp at max|golden|).
+  // Pass/fail for scripts: TESTING.md's max rule for out (2x the unfused error + 2 ulp at max|golden|)
+  // and its LSE rule (above; an absolute 1e-3 was tighter than fp32 holds at huge logits, and looser
+  // than the rule at ordinary ones).
   const int mantissa = o.dtype == DType::kBFloat16 ? 7 : 10;
   const double ulp2 = max_golden > 0 ? 2.0 * std::ldexp(1.0, std::ilogb(max_golden) - mantissa) : 0.0;
-  const bool ok = all_finite_where_expected && max_err <= 2.0 * max_lp_err + ulp2 && max_lse_err <= 1e-3 &&
+  const bool ok = all_finite_where_expected && max_err <= 2.0 * max_lp_err + ulp2 && max_lse_ratio <= 1.0 &&
                   repeat_ok && workspace_ok;
   return ok ? 0 : 3;
 }
