@@ -28,7 +28,7 @@ san() {
   local tool=$1 d=$2
   shift 2
   local t=$SECONDS
-  timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 1 "$B/$V/flashcute" run --backend sm90 --dtype "${DTYPE:-bf16}" \
+  timeout "${SAN_TIMEOUT:-60}" compute-sanitizer --tool "$tool" --error-exitcode 1 "$B/$V/flashcute" run --backend sm90 --dtype "${DTYPE:-bf16}" \
     --d "$d" --iters 1 --check-heads 2 "$@" > san.txt 2>&1
   echo "rc=$? $((SECONDS - t))s $V $tool d$d $* :: $(grep -E 'SUMMARY|max\|out' san.txt | tr '\n' ' ' | cut -c1-200)"
 }

@@ -439,9 +439,9 @@ constexpr int persistent_limit_choice(int measured) {
 // overlapped loop's interior blocks do with its speculative exps (1 on, 0 off): the
 // plain-loop kernels without softcap/ALiBi, which is d 64's masked kernel. Each warp then frees K and
 // V itself (its rare recompute, a called function, reads K), so the stages' empty barriers count
-// warps. Session 53 (H200, ab_steady, 3 rounds, against the block max; bf16 d 64 build 0 spills):
-// causal 4k 1.047, 8k 1.067 (fp16 1.064). Off until a GPU run of the fp64 checks, compute-sanitizer
-// and gpu-check with it on (that session's device time ran out first; perf-notes "Session 53").
+// warps. H200, ab_steady, 3 rounds, against the block max (bf16 d 64 build: 0 spills): causal 2k
+// 1.037, 4k 1.047 (session 53; fp16 1.040), 8k 1.063 (fp16 1.075), 16k 1.081. On since session 54,
+// after its fp64 checks (with and without FORCE_RECOMPUTE), compute-sanitizer and gpu-check with it on.
 #ifndef FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK
 #define FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK 1
 #endif

@@ -782,13 +782,14 @@ def test_sass_diff_pairs_renamed_functions(tmp_path, capsys):
 
 # ---- bench/device_lib.sh (the device calls' helpers) ------------------------------------------------
 def test_device_lib_counts_checks_and_writes_args(tmp_path):
-    """chk / chk_std / tally / bins on a stub `flashcute` whose exit status fails one case (seqlen 1000)."""
+    """chk / chk_std / tally / bins on a stub `flashcute` whose exit status fails one case (seqlen 1000);
+    chk's dtype from DTYPE (bf16 unless set)."""
     for v in ("base", "x"):
         d = tmp_path / "bin" / v
         d.mkdir(parents=True)
         stub = d / "flashcute"
         stub.write_text('#!/usr/bin/env bash\n'
-                        'echo "  check (4 heads vs fp64): max|out-golden| 0.001 (unfused bf16: 0.001)"\n'
+                        'echo "  check (4 heads vs fp64): max|out-golden| 0.001 (unfused $5: 0.001)"\n'
                         'case " $* " in *" --seqlen 1000 "*) exit 3 ;; esac\n')
         stub.chmod(0o755)
     script = f"""
@@ -800,6 +801,7 @@ def test_device_lib_counts_checks_and_writes_args(tmp_path):
         chk 64 "--seqlen 700" >> '{tmp_path}/checks.txt'
         tally '{tmp_path}/checks.txt'
         chk_std 96 || echo "rc=$?"
+        DTYPE=fp16 chk 64 "--seqlen 500" > '{tmp_path}/fp16.txt'
     """
     out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
     lines = (tmp_path / "checks.txt").read_text().splitlines()
@@ -807,7 +809,8 @@ def test_device_lib_counts_checks_and_writes_args(tmp_path):
     failed = [ln for ln in lines if not ln.startswith("rc=0 ")]
     assert failed == [ln for ln in lines if "--seqlen 1000 " in ln] and len(failed) == 2
     assert all(ln.startswith("rc=3 d128 --seqlen 1000 ") for ln in failed)
-    assert "max|out-golden| 0.001" in lines[0]
+    assert "max|out-golden| 0.001 (unfused bf16: 0.001)" in lines[0]
+    assert "(unfused fp16: 0.001)" in (tmp_path / "fp16.txt").read_text()
     assert "checks.txt: 20 pass, 2 not" in out.stdout
     assert "rc=1" in out.stdout and "no standard list for d 96" in out.stderr
     assert (tmp_path / "bin" / "x" / "args").read_text() == "--fwd-workspace zeroed\n"
