@@ -662,6 +662,13 @@ constexpr int block_n_masked_choice(int measured) {
 constexpr int masked_limit_choice(int measured) {
   return FLASHCUTE_SM90_FWD_MASKED_MAX_SEQLEN_K < 0 ? measured : FLASHCUTE_SM90_FWD_MASKED_MAX_SEQLEN_K;
 }
+// Unmasked plain problems (no causal mask or window, no softcap/ALiBi) with at least this many keys
+// run the masked kernel too (block_n_masked's plain loop, with its sum check), up to its limit; 0 off.
+// An A/B switch for d 64's non-causal rows (the masked kernel's 192-key plain loop against the
+// overlapped loop they run); not measured.
+#ifndef FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K
+#define FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K 0
+#endif
 // Softmax policy (common/softmax.cuh) and launch-shape switches for A/B builds; -1 keeps the rows'
 // values where a row has one. The lazy-rescale threshold of every row; the fused exponent (0/1);
 // d 64's share of exp2s on the FMA units (every Nth; 0: none); d 128's key step for unmasked plain
