@@ -6,6 +6,7 @@
 #   bins base $V > $O/bins.txt         # hashes; writes each variant's args file (a zeroed workspace)
 #   san synccheck 128 --batch 4 --heads 32 --seqlen 1000 --fwd-workspace yes >> $O/sanitizer.txt
 #   chk_std 128 >> $O/checks.txt       # the standard fp64 checks of one head dim (d 64, 128 or 256)
+#   chk_masked64 >> $O/checks.txt      # d 64's masked-kernel list; chk_full64 its long unmasked one
 #   chk 128 "--seqlen 777 --causal" ... # any other checks, one argument string each
 #   steady_part ab64-c2k base,$V 1200 bf16 3 64:yes:2048 # ab_steady of $V against base and cuDNN
 #   pack                               # $O/r with paths rewritten, into $O/r.tgz
@@ -83,6 +84,33 @@ chk_std() {
       ;;
     *) echo "chk_std: no standard list for d $1" >&2; return 1 ;;
   esac
+}
+
+# chk_masked64: d 64's masked-kernel checks (sessions 53-54's list, 20): causal 2k-8k with ragged and
+# unequal lengths, rows with no visible key, windows, MQA, huge logits (--scale 30 / 300 / 50).
+chk_masked64() {
+  chk 64 "--seqlen 2048 --causal --fwd-workspace yes" "--seqlen 4096 --causal --fwd-workspace no" \
+    "--seqlen-q 4100 --seqlen-k 3000 --causal --fwd-workspace yes" "--seqlen-q 2048 --seqlen-k 4000 --causal --fwd-workspace yes" \
+    "--seqlen 2900 --window-left 300 --window-right 100 --fwd-workspace yes" "--seqlen 4096 --causal --heads-kv 1 --fwd-workspace yes" \
+    "--seqlen-q 2000 --seqlen-k 2048 --causal --fwd-workspace yes" "--seqlen-q 1984 --seqlen-k 2048 --causal --fwd-workspace no" \
+    "--seqlen-q 3000 --seqlen-k 3100 --causal --fwd-workspace yes" "--seqlen-q 3052 --seqlen-k 3000 --causal --fwd-workspace no" \
+    "--seqlen 2048 --causal --window-left 100 --fwd-workspace yes" "--seqlen 3000 --causal --window-left 150 --fwd-workspace no" \
+    "--seqlen 4096 --causal --window-left 1000 --fwd-workspace yes" "--seqlen 2500 --window-left 40 --window-right 0 --fwd-workspace yes" \
+    "--seqlen 8192 --causal --batch 1 --heads 8" "--seqlen-q 1200 --seqlen-k 5000 --causal --fwd-workspace yes" \
+    "--seqlen-q 5000 --seqlen-k 1200 --causal --fwd-workspace no" "--seqlen 2300 --causal --scale 30 --fwd-workspace yes" \
+    "--seqlen 3000 --causal --scale 300 --fwd-workspace yes" \
+    "--seqlen 2900 --window-left 300 --window-right 100 --scale 50 --fwd-workspace yes"
+}
+
+# chk_full64: d 64's long unmasked checks (for FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K builds, 12):
+# ragged and unequal lengths past 4k keys, GQA / MQA, with and without a workspace, huge logits.
+chk_full64() {
+  chk 64 "--seqlen 4096 --fwd-workspace yes" "--seqlen 4096 --fwd-workspace no" "--seqlen 4100 --fwd-workspace yes" \
+    "--seqlen-q 1000 --seqlen-k 5000 --fwd-workspace yes" "--seqlen-q 5000 --seqlen-k 4300 --fwd-workspace no" \
+    "--seqlen 6000 --heads-kv 4 --fwd-workspace yes" "--seqlen 4500 --heads-kv 1 --fwd-workspace no" \
+    "--seqlen 8192 --batch 1 --heads 8 --fwd-workspace yes" "--seqlen 16384 --batch 1 --heads 2 --fwd-workspace no" \
+    "--seqlen-q 1 --seqlen-k 4096 --fwd-workspace yes" "--seqlen 4200 --scale 30 --fwd-workspace yes" \
+    "--seqlen 5000 --scale 300 --fwd-workspace no"
 }
 
 # tally FILE: "N pass, M not" of a checks or sanitizer file, and its first failing lines.

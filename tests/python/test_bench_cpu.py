@@ -802,6 +802,8 @@ def test_device_lib_counts_checks_and_writes_args(tmp_path):
         tally '{tmp_path}/checks.txt'
         chk_std 96 || echo "rc=$?"
         DTYPE=fp16 chk 64 "--seqlen 500" > '{tmp_path}/fp16.txt'
+        chk_masked64 > '{tmp_path}/masked.txt'
+        chk_full64 > '{tmp_path}/full.txt'
     """
     out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
     lines = (tmp_path / "checks.txt").read_text().splitlines()
@@ -811,6 +813,9 @@ def test_device_lib_counts_checks_and_writes_args(tmp_path):
     assert all(ln.startswith("rc=3 d128 --seqlen 1000 ") for ln in failed)
     assert "max|out-golden| 0.001 (unfused bf16: 0.001)" in lines[0]
     assert "(unfused fp16: 0.001)" in (tmp_path / "fp16.txt").read_text()
+    for name, count in (("masked.txt", 20), ("full.txt", 12)):
+        got = (tmp_path / name).read_text().splitlines()
+        assert len(got) == count and all(ln.startswith("rc=0 d64 --seqlen") for ln in got), name
     assert "checks.txt: 20 pass, 2 not" in out.stdout
     assert "rc=1" in out.stdout and "no standard list for d 96" in out.stderr
     assert (tmp_path / "bin" / "x" / "args").read_text() == "--fwd-workspace zeroed\n"
