@@ -440,8 +440,9 @@ constexpr int persistent_limit_choice(int measured) {
 // plain-loop kernels without softcap/ALiBi, which is d 64's masked kernel. Each warp then frees K and
 // V itself (its rare recompute, a called function, reads K), so the stages' empty barriers count
 // warps. H200, ab_steady, 3 rounds, against the block max (bf16 d 64 build: 0 spills): causal 2k
-// 1.037, 4k 1.047 (session 53; fp16 1.040), 8k 1.063 (fp16 1.075), 16k 1.081. On since session 54,
-// after its fp64 checks (with and without FORCE_RECOMPUTE), compute-sanitizer and gpu-check with it on.
+// 1.037, 4k 1.047 (session 53's build) / fp16 1.040, 8k 1.063 / fp16 1.075, 16k 1.081. On since
+// session 54, after its fp64 checks (with and without FORCE_RECOMPUTE), compute-sanitizer and
+// gpu-check with it on. Only d 64's masked kernel is a plain-loop kernel without a score transform.
 #ifndef FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK
 #define FLASHCUTE_SM90_FWD_PLAIN_SUM_CHECK 1
 #endif
