@@ -2,6 +2,7 @@
 # prebuilt `flashcute` CLI, so that each session's call script holds only what that call runs.
 #
 #   source bench/device_lib.sh
+#   call_setup                         # O, $O/r, build/vbin.tar.xz unpacked, B=build/vbin, gpu.txt
 #   B=build/abXX; V=variant            # binaries: $B/<variant>/flashcute
 #   bins base $V > $O/bins.txt         # hashes; writes each variant's args file (a zeroed workspace)
 #   san synccheck 128 --batch 4 --heads 32 --seqlen 1000 --fwd-workspace yes >> $O/sanitizer.txt
@@ -13,6 +14,17 @@
 #
 # Every line starts with rc=<exit status>; a check passes when rc=0 (`flashcute run` exits non-zero
 # when the kernel's output fails the fp64 reference's tolerance rule).
+
+# call_setup: a call script's preamble: O (from $OUT, else gpu-out) with its r/ folder, the carried
+# build/vbin.tar.xz unpacked (when there is one), B=build/vbin, and the GPU's name, clock and power
+# limit in $O/r/gpu.txt.
+call_setup() {
+  O=${OUT:-gpu-out}
+  mkdir -p "$O/r"
+  [ -f build/vbin.tar.xz ] && tar xJf build/vbin.tar.xz -C build
+  B=build/vbin
+  nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader > "$O/r/gpu.txt" 2>&1 || true
+}
 
 # bins VARIANT...: each binary's hash; writes $B/<variant>/args ("--fwd-workspace zeroed", what
 # bench/ab_steady.py passes to every run of the variant).

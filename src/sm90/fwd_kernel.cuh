@@ -488,7 +488,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
     if constexpr (Tr::kCluster > 1) {
       if (wtid < Tr::kCluster) storage.empty_barrier_[state.index()].arrive(static_cast<uint32_t>(wtid));
     } else if constexpr (kWarpRelease) {
-      __syncwarp();  // the warp's own smem reads (OnlineSoftmax::update_speculative's recompute) are done
+      __syncwarp();  // the warp's own smem reads (the speculative or plain loop's rare recompute) are done
       if (wtid % 32 == 0) storage.empty_barrier_[state.index()].arrive();
     } else if constexpr (kSkipWarp) {
       // The four warps' arrivals at once: the warpgroup's wgmma, whose completion this thread has

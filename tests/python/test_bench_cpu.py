@@ -4,6 +4,7 @@
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import tarfile
 import sys
@@ -821,6 +822,26 @@ def test_device_lib_counts_checks_and_writes_args(tmp_path):
     assert (tmp_path / "bin" / "x" / "args").read_text() == "--fwd-workspace zeroed\n"
     bins_txt = (tmp_path / "bins.txt").read_text().split()
     assert bins_txt[0] == "base" and bins_txt[2] == "x" and len(bins_txt[1]) == 12
+
+
+def test_device_lib_call_setup(tmp_path):
+    """call_setup: O from $OUT with its r/ folder, the carried vbin tarball unpacked, B, gpu.txt written."""
+    repo = tmp_path / "repo"
+    (repo / "build" / "vbin" / "x").mkdir(parents=True)
+    (repo / "build" / "vbin" / "x" / "flashcute").write_text("bin\n")
+    subprocess.run(["tar", "cJf", "build/vbin.tar.xz", "-C", "build", "vbin/x"], cwd=repo, check=True)
+    shutil.rmtree(repo / "build" / "vbin")
+    script = f"""
+        set -u
+        source '{BENCH / "device_lib.sh"}'
+        cd '{repo}'
+        OUT='{tmp_path}/out' call_setup
+        echo "O=$O B=$B"
+    """
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"O={tmp_path}/out B=build/vbin"
+    assert (repo / "build" / "vbin" / "x" / "flashcute").read_text() == "bin\n"
+    assert (tmp_path / "out" / "r" / "gpu.txt").is_file()
 
 
 def test_device_lib_pack_and_steady_part(tmp_path):

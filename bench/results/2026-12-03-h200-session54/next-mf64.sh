@@ -4,11 +4,8 @@
 # (cmake -DFLASHCUTE_DTYPES=bf16 -DFLASHCUTE_HEAD_DIMS=64 -DFLASHCUTE_SM90_FLAGS=..., target flashcute_cli); main64: the same
 # build of main (the switch off). fp64 checks first, packed; then ab_steady with cuDNN at non-causal
 # 4k / 8k / 16k (main64's kernels run those rows on the overlapped loop).
-O=${OUT:-gpu-out}; mkdir -p $O/r
-tar xJf build/vbin.tar.xz -C build
 source bench/device_lib.sh
-B=build/vbin
-nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader > $O/r/gpu.txt
+call_setup
 bins main64 mf64 > $O/r/bins.txt
 V=mf64; chk_full64 > $O/r/checks-$V.txt; chk_std 64 >> $O/r/checks-$V.txt; tally $O/r/checks-$V.txt
 for tool in racecheck synccheck memcheck; do

@@ -5,11 +5,8 @@
 # On the CPU machine (session 54) both spilled in the masked kernel only, on rare paths (p4 16 bytes,
 # p8 72 / 52: the sum check's unfused exp form and the slow path's update), none in the fast path.
 # fp64 checks first, packed; then ab_steady with cuDNN at causal 4k / 8k / 16k.
-O=${OUT:-gpu-out}; mkdir -p $O/r
-tar xJf build/vbin.tar.xz -C build
 source bench/device_lib.sh
-B=build/vbin
-nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader > $O/r/gpu.txt
+call_setup
 bins main64 p4 p8 > $O/r/bins.txt
 for V in p4 p8; do chk_masked64 > $O/r/checks-$V.txt; chk_std 64 >> $O/r/checks-$V.txt; tally $O/r/checks-$V.txt; done
 pack
