@@ -36,14 +36,17 @@ bins() {
   done
 }
 
-# san TOOL D ARGS...: one compute-sanitizer run of variant $V (${DTYPE:-bf16}, 2 heads checked against fp64).
+# san TOOL D ARGS...: one compute-sanitizer run of variant $V (${DTYPE:-bf16}, 2 heads checked against fp64);
+# SAN_ARGS, sanitizer options before the program (e.g. "--kernel-name kns=fwd_kernel --launch-count 1":
+# the forward kernel's first launch only, session 54's form for runs that instrument slowly).
 san() {
   local tool=$1 d=$2
   shift 2
   local t=$SECONDS
-  timeout "${SAN_TIMEOUT:-60}" compute-sanitizer --tool "$tool" --error-exitcode 1 "$B/$V/flashcute" run --backend sm90 --dtype "${DTYPE:-bf16}" \
-    --d "$d" --iters 1 --check-heads 2 "$@" > san.txt 2>&1
-  echo "rc=$? $((SECONDS - t))s $V $tool d$d $* :: $(grep -E 'SUMMARY|max\|out' san.txt | tr '\n' ' ' | cut -c1-200)"
+  # shellcheck disable=SC2086  # SAN_ARGS is a list of sanitizer options
+  timeout "${SAN_TIMEOUT:-60}" compute-sanitizer --tool "$tool" --error-exitcode 1 ${SAN_ARGS:-} "$B/$V/flashcute" run --backend sm90 \
+    --dtype "${DTYPE:-bf16}" --d "$d" --iters 1 --check-heads 2 "$@" > san.txt 2>&1
+  echo "rc=$? $((SECONDS - t))s $V $tool${SAN_ARGS:+ [$SAN_ARGS]} d$d $* :: $(grep -E 'SUMMARY|max\|out' san.txt | tr '\n' ' ' | cut -c1-200)"
 }
 
 # chk D ARGS...: fp64 checks of variant $V (${DTYPE:-bf16}, batch 2, 16 heads unless ARGS say otherwise).

@@ -824,6 +824,34 @@ def test_device_lib_counts_checks_and_writes_args(tmp_path):
     assert bins_txt[0] == "base" and bins_txt[2] == "x" and len(bins_txt[1]) == 12
 
 
+def test_device_lib_san_passes_sanitizer_options(tmp_path):
+    """san: SAN_ARGS goes to compute-sanitizer before the program, the CLI's arguments after it; rc is the tool's."""
+    stub_dir = tmp_path / "stub"
+    stub_dir.mkdir()
+    stub = stub_dir / "compute-sanitizer"
+    stub.write_text('#!/usr/bin/env bash\necho "$*" > "$ARGS_FILE"\necho "========= ERROR SUMMARY: 0 errors"\n')
+    stub.chmod(0o755)
+    script = f"""
+        set -u
+        source '{BENCH / "device_lib.sh"}'
+        cd '{tmp_path}'
+        B=bin; V=x
+        PATH='{stub_dir}':$PATH ARGS_FILE='{tmp_path}/a1.txt' SAN_ARGS="--kernel-name kns=fwd_kernel --launch-count 1" \\
+          san racecheck 64 --seqlen 4100 --causal
+        PATH='{stub_dir}':$PATH ARGS_FILE='{tmp_path}/a2.txt' san memcheck 128 --seqlen 7
+    """
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    first, second = out.stdout.splitlines()
+    assert first.startswith("rc=0 ") and "x racecheck [--kernel-name kns=fwd_kernel --launch-count 1] d64" in first
+    assert "ERROR SUMMARY: 0 errors" in first
+    assert "x memcheck d128 --seqlen 7" in second
+    a1 = (tmp_path / "a1.txt").read_text().split()
+    assert a1[:7] == ["--tool", "racecheck", "--error-exitcode", "1", "--kernel-name", "kns=fwd_kernel", "--launch-count"]
+    assert a1[8:10] == ["bin/x/flashcute", "run"] and a1[-3:] == ["--seqlen", "4100", "--causal"]
+    a2 = (tmp_path / "a2.txt").read_text().split()
+    assert a2[:5] == ["--tool", "memcheck", "--error-exitcode", "1", "bin/x/flashcute"]
+
+
 def test_device_lib_call_setup(tmp_path):
     """call_setup: O from $OUT with its r/ folder, the carried vbin tarball unpacked, B, gpu.txt written."""
     repo = tmp_path / "repo"
