@@ -3,12 +3,17 @@
 // (16 results per clock per SM against 128 FMAs): the idea of FlashAttention-4, written here for
 // Hopper's exp2 load. Host and device, so the CPU tests check the same arithmetic the kernels run.
 //
-// x is clamped below at -127 (NaN stays NaN), split as x = j + f with j = round(x) (adding 1.5 * 2^23
+// x is clamped to [-127, 127] (NaN stays NaN), split as x = j + f with j = round(x) (adding 1.5 * 2^23
 // rounds into the low mantissa bits) and f in [-0.5, 0.5]; 2^f is a minimax polynomial with its
 // constant term fixed at 1 (Horner, kDegree FMAs) and j is added to its exponent bits (the shifted
 // float's low 9 bits hold j mod 2^9; everything above them shifts out). p(0) = 1 exactly is what
 // makes the clamp safe: x = -127 (and -inf) gives p = 1.0 and bits 127 << 23 - 127 << 23 = +0, and
-// for x in (-127, -126.5) p >= 1, so the exponent never wraps below 0. Relative error of the fp32
+// for x in (-127, -126.5) p >= 1, so the exponent never wraps below 0. Above, x = 127 gives 2^127 and
+// nothing larger gets through: unclamped, j >= 128 would wrap the exponent into the sign bit and give
+// a tiny or negative p where MUFU.EX2 gives +inf, and the softmax's sum check (softmax.cuh,
+// update_sum_check) would then take a score far above its row's reference for a small one and keep
+// the stale reference; clamped, p = 2^127 fails that check and passes its unsafe bound (2^126), as
+// +inf does. Relative error of the fp32
 // evaluation: degree 3 1.0e-4 (for bf16 P, whose rounding is 2e-3), degree 4 2.9e-6 (fp16 P,
 // 2.4e-4); results below 2^-126 are not exact (the row sums they join are >= 1). About 9
 // instructions on the FMA and integer pipes in place of one MUFU.EX2.
@@ -50,13 +55,23 @@ FC_HOST_DEVICE float max_nan(float x, float lo) {
   return x != x ? x : (x < lo ? lo : x);
 #endif
 }
+// min(x, hi) that returns NaN for a NaN x.
+FC_HOST_DEVICE float min_nan(float x, float hi) {
+#if defined(__CUDA_ARCH__)
+  float y;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(x), "f"(hi));
+  return y;
+#else
+  return x != x ? x : (x > hi ? hi : x);
+#endif
+}
 }  // namespace detail
 
 template <int kDegree>
 FC_HOST_DEVICE float exp2_fma(float x) {
   static_assert(kDegree == 3 || kDegree == 4, "exp2_fma: degree 3 (bf16 P) or 4 (fp16 P)");
   constexpr float kShift = 12582912.0f;  // 1.5 * 2^23
-  const float xc = detail::max_nan(x, -127.0f);
+  const float xc = detail::min_nan(detail::max_nan(x, -127.0f), 127.0f);
   const float t = xc + kShift;
   const float f = xc - (t - kShift);
   float p;

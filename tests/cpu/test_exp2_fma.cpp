@@ -28,6 +28,9 @@ TEST(Exp2Fma, RelativeErrorWithinTheStatedBound) {
   // [-126, 9]: from the smallest normal result to past the lazy-rescale threshold's 2^8.
   EXPECT_LT(max_rel_error<3>(-126.0f, 9.0f, 2000003), 1.05e-4);
   EXPECT_LT(max_rel_error<4>(-126.0f, 9.0f, 2000003), 3.0e-6);
+  // Up to the clamp: large scores above a stale reference (the sum check's slow path).
+  EXPECT_LT(max_rel_error<3>(9.0f, 127.0f, 200003), 1.05e-4);
+  EXPECT_LT(max_rel_error<4>(9.0f, 127.0f, 200003), 3.0e-6);
   // The polynomial's own interval, finely: the split x = round(x) + f puts every f here.
   EXPECT_LT(max_rel_error<3>(-0.5f, 0.5f, 1000000), 1.05e-4);
   EXPECT_LT(max_rel_error<4>(-0.5f, 0.5f, 1000000), 3.0e-6);
@@ -55,6 +58,16 @@ TEST(Exp2Fma, SpecialValues) {
     EXPECT_GE(y, 0.0f);
     EXPECT_LT(y, 1.2e-38f);
   }
+  // Above the float range: at least 2^127 and finite (MUFU.EX2 gives +inf from 128), never the wrapped
+  // exponent's tiny or negative value, which the softmax's sum check would take for a small p.
+  for (float x = 126.5f; x < 300.0f; x += 0.125f) {
+    EXPECT_GE(exp2_fma<3>(x), 0x1p126f) << "x = " << x;
+    EXPECT_GE(exp2_fma<4>(x), 0x1p126f) << "x = " << x;
+    EXPECT_TRUE(std::isfinite(exp2_fma<3>(x))) << "x = " << x;
+  }
+  EXPECT_EQ(exp2_fma<3>(127.0f), 0x1p127f);
+  EXPECT_EQ(exp2_fma<4>(1.0e30f), 0x1p127f);
+  EXPECT_EQ(exp2_fma<3>(inf), 0x1p127f);
   // NaN propagates (a NaN score must not become a finite weight).
   EXPECT_TRUE(std::isnan(exp2_fma<3>(std::nanf(""))));
   EXPECT_TRUE(std::isnan(exp2_fma<4>(std::nanf(""))));
