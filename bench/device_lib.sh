@@ -49,13 +49,14 @@ san() {
   echo "rc=$? $((SECONDS - t))s $V $tool${SAN_ARGS:+ [$SAN_ARGS]} d$d $* :: $(grep -E 'SUMMARY|max\|out' san.txt | tr '\n' ' ' | cut -c1-200)"
 }
 
-# chk D ARGS...: fp64 checks of variant $V (${DTYPE:-bf16}, batch 2, 16 heads unless ARGS say otherwise).
+# chk D ARGS...: fp64 checks of variant $V (${DTYPE:-bf16}, batch 2, 16 heads unless ARGS say otherwise;
+# each run cut at ${CHK_TIMEOUT:-60} s).
 chk() {
   local d=$1 args out
   shift
   for args in "$@"; do
     # shellcheck disable=SC2086  # each ARGS string is a list of CLI options
-    out=$(timeout 60 "$B/$V/flashcute" run --backend sm90 --dtype "${DTYPE:-bf16}" --d "$d" --batch 2 --heads 16 --check-heads 4 \
+    out=$(timeout "${CHK_TIMEOUT:-60}" "$B/$V/flashcute" run --backend sm90 --dtype "${DTYPE:-bf16}" --d "$d" --batch 2 --heads 16 --check-heads 4 \
       --iters 2 $args 2>&1)
     echo "rc=$? d$d $args :: $(echo "$out" | grep -i -E 'max|err|check' | tr '\n' ' ' | cut -c1-200)"
   done
