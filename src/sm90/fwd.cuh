@@ -300,8 +300,8 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
           // up to the persistent / dynamic limits.
           constexpr int kPersistentMax = std::max(kRow.dynamic_max_seqlen_k, kRow.persistent_max_seqlen_k);
           constexpr int kMaskedMax = std::max(kPersistentMax, kRow.masked_max_seqlen_k);
-          // FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K (tile_config.h, an A/B switch): long unmasked
-          // problems on this kernel too.
+          // From FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K keys (tile_config.h, 4096) unmasked
+          // problems on this kernel too, with a workspace or without (the kernel never depends on it).
           constexpr int kFullMin = FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K;
           if ((masked || (kFullMin > 0 && p.seqlen_k >= kFullMin)) && p.seqlen_k <= kMaskedMax)
             return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(

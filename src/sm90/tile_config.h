@@ -665,10 +665,10 @@ constexpr int masked_limit_choice(int measured) {
 }
 // Unmasked plain problems (no causal mask or window, no softcap/ALiBi) with at least this many keys
 // run the masked kernel too (block_n_masked's plain loop, with its sum check), up to its limit; 0 off.
-// An A/B switch for d 64's non-causal rows (the masked kernel's 192-key plain loop against the
-// overlapped loop they run); not measured.
+// Only d 64 has a masked kernel. Session 65 (H100, ab_steady, bf16, 3 rounds, a workspace given):
+// 4096 over the overlapped kernels at non-causal 4k / 8k / 16k: 1.055 / 1.019 / 1.060.
 #ifndef FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K
-#define FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K 0
+#define FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K 4096
 #endif
 // Softmax policy (common/softmax.cuh) and launch-shape switches for A/B builds; -1 keeps the rows'
 // values where a row has one. The lazy-rescale threshold of every row; the fused exponent (0/1);

@@ -641,7 +641,7 @@ TEST_P(FwdRepeat, RepeatedCallsOnSameBuffersAreIdentical) {
 // no reset by the launch), the kernel must leave it zero for the next call. Each tile's arithmetic
 // is the same whichever CTA runs it, so every variant gives the same bits; the first call is also
 // checked against the reference. Sizes: many tiles per SM at seqlen_k above and below 1024, and d 64 causal
-// past 2048 keys (the masked kernel: dynamic, or one CTA per tile).
+// past 2048 keys and unmasked from 4096 (the masked kernel: dynamic, or one CTA per tile).
 
 class FwdWorkspace : public OnBackend {};
 
@@ -682,6 +682,9 @@ TEST_P(FwdWorkspace, OptionalAndGivesTheSameBitsWithOrWithout) {
     c = varlen(kFp16, {2900, 0, 130, 3300, 1, 2049}, {3100, 40, 130, 2800, 700, 2600}, 8, 2, 64, 177);
     c.causal = true;
     cases.push_back(c);
+    // d 64 unmasked from 4096 keys: the masked kernel too (masked_full_min_seqlen_k), dynamic with a
+    // workspace and one CTA per tile without.
+    cases.push_back(dense(kBf16, 1, 2000, 4500, 8, 2, 64, 178));
   }
   int ran = 0;
   std::string not_built;

@@ -486,9 +486,23 @@ std::vector<FwdCase> full_persistent() {
   v.push_back(mk(kBf16, 3, {4300, 4200}, {5, 5}, 128, Mask::kNone, seed++));     // 34 x 15 tiles
   v.push_back(mk(kFp16, 1, {8300, 8300}, {2, 1}, 128, Mask::kCausal, seed++));   // 65 x 2 tiles, one per CTA
   v.push_back(mk(kBf16, 1, {300, 8400}, {3, 3}, 128, Mask::kNone, seed++));      // 3 x 3 tiles, one per CTA
-  // d 64's plain problems on the dynamic scheduler up to 16384 keys, one CTA per tile past it.
+  // d 64's plain problems on the dynamic scheduler up to 16384 keys, one CTA per tile past it; from
+  // masked_full_min_seqlen_k (4096) keys unmasked ones run the masked kernel (its 192-key plain loop):
+  // on either side of that limit, a ragged last key block, GQA and MQA, and varlen whose longest
+  // sequence picks it (with short and empty sequences beside it). The harness passes a workspace
+  // (test_fwd_edge.cpp's FwdWorkspace runs such a problem without one).
   v.push_back(mk(kBf16, 2, {3000, 5000}, {8, 4}, 64, Mask::kNone, seed++));      // 16 x 16 tiles
   v.push_back(mk(kFp16, 1, {200, 16500}, {4, 2}, 64, Mask::kNone, seed++));      // 2 x 4 tiles, one per CTA
+  v.push_back(mk(kFp16, 2, {4100, 4095}, {6, 2}, 64, Mask::kNone, seed++));      // overlapped loop
+  v.push_back(mk(kFp16, 2, {4100, 4096}, {6, 2}, 64, Mask::kNone, seed++));      // masked kernel, 22 x 12 tiles
+  v.push_back(mk(kBf16, 1, {1000, 6001}, {8, 1}, 64, Mask::kNone, seed++));      // MQA, last key block 49 wide
+  v.push_back(mk(kBf16, 1, {2500, 8200}, {4, 4}, 64, Mask::kNone, seed++));      // 14 x 4 tiles
+  std::vector<int32_t> lq4, lk4;
+  for (int i = 0; i < 6; ++i) {
+    lq4.push_back(i == 2 ? 0 : (i * 1931) % 4500 + 1);
+    lk4.push_back(i == 4 ? 4700 : (i * 977) % 3000 + 1);
+  }
+  v.push_back(varlen_case(kFp16, lq4, lk4, {4, 2}, 64, Mask::kNone, seed++));
   std::vector<int32_t> lq3, lk3;
   for (int i = 0; i < 7; ++i) {
     lq3.push_back(i == 3 ? 0 : (i * 1733) % 5000 + 1);
