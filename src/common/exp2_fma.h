@@ -45,24 +45,15 @@ FC_HOST_DEVICE float bits_float(int32_t i) {
   return x;
 #endif
 }
-// max(x, lo) that returns NaN for a NaN x (fmaxf would return lo).
-FC_HOST_DEVICE float max_nan(float x, float lo) {
+// x clamped to [lo, hi], NaN kept (fmaxf / fminf would return a bound).
+FC_HOST_DEVICE float clamp_nan(float x, float lo, float hi) {
 #if defined(__CUDA_ARCH__)
   float y;
   asm("max.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(x), "f"(lo));
+  asm("min.NaN.f32 %0, %0, %1;" : "+f"(y) : "f"(hi));
   return y;
 #else
-  return x != x ? x : (x < lo ? lo : x);
-#endif
-}
-// min(x, hi) that returns NaN for a NaN x.
-FC_HOST_DEVICE float min_nan(float x, float hi) {
-#if defined(__CUDA_ARCH__)
-  float y;
-  asm("min.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(x), "f"(hi));
-  return y;
-#else
-  return x != x ? x : (x > hi ? hi : x);
+  return x != x ? x : (x < lo ? lo : (x > hi ? hi : x));
 #endif
 }
 }  // namespace detail
@@ -71,7 +62,7 @@ template <int kDegree>
 FC_HOST_DEVICE float exp2_fma(float x) {
   static_assert(kDegree == 3 || kDegree == 4, "exp2_fma: degree 3 (bf16 P) or 4 (fp16 P)");
   constexpr float kShift = 12582912.0f;  // 1.5 * 2^23
-  const float xc = detail::min_nan(detail::max_nan(x, -127.0f), 127.0f);
+  const float xc = detail::clamp_nan(x, -127.0f, 127.0f);
   const float t = xc + kShift;
   const float f = xc - (t - kShift);
   float p;
