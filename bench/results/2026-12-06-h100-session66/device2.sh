@@ -6,7 +6,7 @@
 source bench/device_lib.sh
 call_setup
 bins grid66 > $O/r/bins.txt
-export STEADY_DEADLINE=250 STEADY_TIMEOUT=100
+export STEADY_DEADLINE=150 STEADY_TIMEOUT=100
 for sn in 2048:1250 4096:625 8192:320 16384:160; do
   s=${sn%:*}; n=${sn#*:}
   steady_part grid-fp16-$s grid66 $n fp16 2 64:no:$s 64:yes:$s 128:no:$s 128:yes:$s 256:no:$s 256:yes:$s
