@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 66, call 2 (nvidia-h200: no nvidia-h100-x1 could be started in five tries over 50 min, and
-# the session's device time was running out): the fp16 rows call 1 had no time for (2k-16k), as call 1 ran
-# them (grid66, ours against cuDNN, 2 rounds, session 45's launches per phase); then, as time allows,
+# Session 66, call 2 (ran on nvidia-h100-x1 at the sixth try; five H100 and two H200 starts had failed,
+# and the deadline below is what the session's device time left): the fp16 rows call 1 had no time for
+# (2k-16k), as call 1 ran them (grid66, ours against cuDNN, 2 rounds, session 45's launches per phase); then, as time allows,
 # FlashAttention-2 (SDPA's flash backend) against the same build at bf16 2k and 8k.
 source bench/device_lib.sh
 call_setup
