@@ -10,6 +10,7 @@
 #   chk_masked64 >> $O/checks.txt      # d 64's masked-kernel list; chk_full64 its long unmasked one
 #   chk 128 "--seqlen 777 --causal" ... # any other checks, one argument string each
 #   steady_part ab64-c2k base,$V 1200 bf16 3 64:yes:2048 # ab_steady of $V against base and cuDNN
+#   gpu_check                          # scripts/gpu-check (sm_90a build, GPU tests, pytest) into $O/r/gc
 #   pack                               # $O/r with paths rewritten, into $O/r.tgz
 #
 # Every line starts with rc=<exit status>; a check passes when rc=0 (`flashcute run` exits non-zero
@@ -136,13 +137,28 @@ tally() {
 }
 
 # pack: the call's results in $O/r with this machine's paths rewritten (the repository to <repo>,
-# $O to $OUT) in their text files, then packed into $O/r.tgz (what comes back if the call is cut).
+# $O to $OUT) in its .md, .log, .txt and .csv files at any depth (gpu_check's gc/ folder too; JSON
+# records are left as written), then packed into $O/r.tgz (what comes back if the call is cut).
 pack() {
-  local f
-  for f in "$O"/r/*.md "$O"/r/*.log "$O"/r/*.txt "$O"/r/*.csv; do
-    [ -f "$f" ] && sed -i "s#$PWD#<repo>#g; s#$O#\$OUT#g" "$f"
-  done
+  find "$O/r" -type f \( -name '*.md' -o -name '*.log' -o -name '*.txt' -o -name '*.csv' \) \
+    -exec sed -i "s#$O#\$OUT#g; s#$PWD#<repo>#g" {} +
   tar czf "$O/r.tgz" -C "$O" r
+}
+
+# gpu_check [CMAKE_ARGS]: scripts/gpu-check of this tree (${FLASHCUTE_STEPS:-build tests pytest}, the GPU
+# tests by gtest; CMAKE_ARGS default -DFLASHCUTE_ARCHS=90a) into $O/r/gc, its console in
+# $O/r/gpucheck.log (the build log's gzipped copy dropped). With a carried .deps/clp (scripts/carry-headers),
+# CUTLASS comes from there. Returns gpu-check's status.
+gpu_check() {
+  [ -d .deps/clp ] && export CUTLASS_DIR=$PWD/.deps/clp
+  mkdir -p "$O/r/gc"
+  OUT=$O/r/gc FLASHCUTE_STEPS="${FLASHCUTE_STEPS:-build tests pytest}" FLASHCUTE_TEST_RUNNER=gtest \
+    FLASHCUTE_CMAKE_ARGS="${1:--DFLASHCUTE_ARCHS=90a}" scripts/gpu-check > "$O/r/gpucheck.log" 2>&1
+  local rc=$?
+  echo "gpu-check rc=$rc at $SECONDS s"
+  tail -25 "$O/r/gpucheck.log"
+  rm -f "$O/r/gc/build.log.gz"
+  return $rc
 }
 
 # steady_part NAME VARIANT ITERS DTYPE ROUNDS CASES...: one ab_steady run of variant VARIANT (a folder

@@ -880,6 +880,8 @@ def test_device_lib_pack_and_steady_part(tmp_path):
     repo.mkdir()
     (out_dir / "r" / "a.md").write_text(f"{repo}/bench/x.py wrote {out_dir}/r/a.md\n")
     (out_dir / "r" / "b.json").write_text(f"{repo}\n")  # not a text type pack rewrites
+    (out_dir / "r" / "gc").mkdir()
+    (out_dir / "r" / "gc" / "tests.log").write_text(f"{repo}/build {out_dir}/r/gc\n")  # a subfolder's text too
     stub_dir = tmp_path / "stub"
     stub_dir.mkdir()
     stub = stub_dir / "python3"
@@ -908,6 +910,42 @@ def test_device_lib_pack_and_steady_part(tmp_path):
         assert args[args.index(flag) + 1] == value
     assert (out_dir / "r" / "a.md").read_text() == "<repo>/bench/x.py wrote $OUT/r/a.md\n"
     assert (out_dir / "r" / "b.json").read_text() == f"{repo}\n"
+    assert (out_dir / "r" / "gc" / "tests.log").read_text() == "<repo>/build $OUT/r/gc\n"
     with tarfile.open(out_dir / "r.tgz") as tf:
         names = set(tf.getnames())
-    assert {"r/a.md", "r/b.json", "r/ab64-fp16-yes2048.md", "r/ab64-fp16-yes2048.log"} <= names
+    assert {"r/a.md", "r/b.json", "r/gc/tests.log", "r/ab64-fp16-yes2048.md", "r/ab64-fp16-yes2048.log"} <= names
+
+
+def test_device_lib_gpu_check(tmp_path):
+    """gpu_check: scripts/gpu-check with OUT at $O/r/gc, the steps, gtest runner and CMake arguments (default
+    sm_90a), CUTLASS from a carried .deps/clp; its console in $O/r/gpucheck.log, the gzipped build log dropped,
+    gpu-check's status returned."""
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    stub = repo / "scripts" / "gpu-check"
+    stub.write_text('#!/usr/bin/env bash\n'
+                    'echo "steps=[$FLASHCUTE_STEPS] runner=$FLASHCUTE_TEST_RUNNER cmake=[$FLASHCUTE_CMAKE_ARGS] '
+                    'cutlass=${CUTLASS_DIR:-none} out=$OUT"\n'
+                    'echo x | gzip > "$OUT/build.log.gz"; echo ok > "$OUT/tests.log"\n'
+                    'exit 3\n')
+    stub.chmod(0o755)
+    script = f"""
+        set -u
+        source '{BENCH / "device_lib.sh"}'
+        cd '{repo}'
+        unset CUTLASS_DIR
+        O='{tmp_path}/out'
+        gpu_check; echo "returned $?"
+        mkdir -p .deps/clp
+        FLASHCUTE_STEPS=tests gpu_check -DFLASHCUTE_ARCHS=80 > /dev/null; echo "returned $?"
+    """
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("gpu-check rc=3 at ") and lines[-1] == "returned 3" and "returned 3" in lines
+    log = (tmp_path / "out" / "r" / "gpucheck.log").read_text()
+    assert log.strip() == (f"steps=[tests] runner=gtest cmake=[-DFLASHCUTE_ARCHS=80] cutlass={repo}/.deps/clp "
+                           f"out={tmp_path}/out/r/gc")
+    first = lines[1]
+    assert first == f"steps=[build tests pytest] runner=gtest cmake=[-DFLASHCUTE_ARCHS=90a] cutlass=none out={tmp_path}/out/r/gc"
+    assert (tmp_path / "out" / "r" / "gc" / "tests.log").read_text() == "ok\n"
+    assert not (tmp_path / "out" / "r" / "gc" / "build.log.gz").exists()
