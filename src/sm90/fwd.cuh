@@ -300,9 +300,9 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
           // up to the persistent / dynamic limits.
           constexpr int kPersistentMax = std::max(kRow.dynamic_max_seqlen_k, kRow.persistent_max_seqlen_k);
           constexpr int kMaskedMax = std::max(kPersistentMax, kRow.masked_max_seqlen_k);
-          // From FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K keys (tile_config.h, 4096) unmasked
-          // problems on this kernel too, with a workspace or without (the kernel never depends on it).
-          constexpr int kFullMin = FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K;
+          // From the row's masked_full_min_seqlen_k keys (tile_config.h; d 64: 4096) unmasked problems
+          // on this kernel too, with a workspace or without (the kernel never depends on it).
+          constexpr int kFullMin = kRow.masked_full_min_seqlen_k;
           if ((masked || (kFullMin > 0 && p.seqlen_k >= kFullMin)) && p.seqlen_k <= kMaskedMax)
             return detail::launch_fwd<K, kRow.for_kernel(false, true, false, true), false>(
                 p, stream, max_smem_optin, schedule_up_to(kPersistentMax));

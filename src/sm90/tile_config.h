@@ -140,6 +140,10 @@ struct FwdTileConfig {
   // softcap/ALiBi kernels keep dynamic_max_seqlen_k. Set by with_dynamic_plain; for_kernel clears it
   // (no kernel reads it).
   int dynamic_plain_max_seqlen_k = 0;
+  // Dispatch: plain problems (no softcap/ALiBi) with no causal mask or window and at least this many
+  // keys run the masked kernel too (block_n_masked's plain loop, with its sum check), up to its limit;
+  // 0: never. Set by with_masked_full; for_kernel clears it (no kernel reads it).
+  int masked_full_min_seqlen_k = 0;
 
   // The configuration one kernel instantiation runs: the row, for the softcap/ALiBi kernel
   // (`transform`) without overlap and ping-pong when transform_overlap is off, persistent or not,
@@ -177,6 +181,7 @@ struct FwdTileConfig {
     c.block_n_full = 0;
     c.block_n_masked = 0;
     c.dynamic_plain_max_seqlen_k = 0;
+    c.masked_full_min_seqlen_k = 0;
     c.short_wgs = c.short_block_n = c.short_stages = c.short_masked_max_seqlen_k = c.short_full_max_seqlen_k = 0;
     return c;
   }
@@ -247,6 +252,11 @@ constexpr FwdTileConfig with_short_masked(FwdTileConfig c, int block_n, int stag
 // The row with dynamic_plain_max_seqlen_k set.
 constexpr FwdTileConfig with_dynamic_plain(FwdTileConfig c, int max_seqlen_k) {
   c.dynamic_plain_max_seqlen_k = max_seqlen_k;
+  return c;
+}
+// The row with masked_full_min_seqlen_k set (only a row with block_n_masked has a masked kernel).
+constexpr FwdTileConfig with_masked_full(FwdTileConfig c, int min_seqlen_k) {
+  c.masked_full_min_seqlen_k = c.block_n_masked > 0 ? min_seqlen_k : 0;
   return c;
 }
 // The row with fast_decode set.
@@ -663,13 +673,14 @@ constexpr int block_n_masked_choice(int measured) {
 constexpr int masked_limit_choice(int measured) {
   return FLASHCUTE_SM90_FWD_MASKED_MAX_SEQLEN_K < 0 ? measured : FLASHCUTE_SM90_FWD_MASKED_MAX_SEQLEN_K;
 }
-// Unmasked plain problems (no causal mask or window, no softcap/ALiBi) with at least this many keys
-// run the masked kernel too (block_n_masked's plain loop, with its sum check), up to its limit; 0 off.
-// Only d 64 has a masked kernel. Session 65 (H100, ab_steady, bf16, 3 rounds, a workspace given):
-// 4096 over the overlapped kernels at non-causal 4k / 8k / 16k: 1.055 / 1.019 / 1.060.
+// Every row's masked_full_min_seqlen_k (-1 keeps the rows'; 0 sends unmasked problems back to the
+// overlapped kernels).
 #ifndef FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K
-#define FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K 4096
+#define FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K -1
 #endif
+constexpr int masked_full_min_choice(int measured) {
+  return FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K < 0 ? measured : FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K;
+}
 // Softmax policy (common/softmax.cuh) and launch-shape switches for A/B builds; -1 keeps the rows'
 // values where a row has one. The lazy-rescale threshold of every row; the fused exponent (0/1);
 // d 64's share of exp2s on the FMA units (every Nth; 0: none); d 128's key step for unmasked plain
@@ -829,7 +840,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
     //     block_n_masked, masked_tile_group, masked kernel up to seqlen_k, short_wgs, short_block_n,
     //     short_stages, short kernel for masked problems up to seqlen_k
     // 88 KB (+24 KB O, persistent)
-    with_half_first(with_short_q_regs(with_dynamic_plain(with_spec_exp(with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
+    with_masked_full(with_half_first(with_short_q_regs(with_dynamic_plain(with_spec_exp(with_fast_decode(with_early_q({64, 64 * FLASHCUTE_SM90_FWD_D64_WGS, FLASHCUTE_SM90_FWD_D64_BLOCK_N, FLASHCUTE_SM90_FWD_D64_STAGES, FLASHCUTE_SM90_FWD_D64_WGS,
      overlap_choice(true),
      /*session 30, round-robin turns:*/ pingpong_choice(overlap_choice(true), FLASHCUTE_SM90_FWD_D64_PINGPONG != 0),
      persistent_limit_choice(1024),
@@ -847,6 +858,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*session 45: the 256 x 64 tiles' registers do not hold Q (C7512):*/ short_q_regs_choice(false)),
                  /*not measured on the 256 x 64 tiles, whose 64-key blocks are never half empty for a
                    warpgroup:*/ half_first_choice(false)),
+                 /*session 65 (H100, ab_steady, bf16, 3 rounds, a workspace given): over the overlapped
+                   kernels at non-causal 4k / 8k / 16k 1.055 / 1.019 / 1.060:*/ masked_full_min_choice(4096)),
     {96, 128, 128, 2, 2,  // 120 KB; 96 % 64 != 0: 64-byte swizzle atoms
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,

@@ -169,6 +169,30 @@ TEST(Sm90TileConfig, DynamicPlainLimitIsDispatchOnly) {
   EXPECT_EQ(fwd_tile_config(256).dynamic_plain_max_seqlen_k, 0);
 }
 
+// masked_full_min_seqlen_k is dispatch only too (no instantiation's config carries it), and only a
+// row with a masked kernel (block_n_masked) has one: the unmasked problems it sends there need that
+// kernel.
+TEST(Sm90TileConfig, MaskedFullLimitIsDispatchOnly) {
+  for (const FwdTileConfig& c : kFwdTileConfigs) {
+    if (c.block_n_masked == 0) EXPECT_EQ(c.masked_full_min_seqlen_k, 0) << "d " << c.head_dim;
+    for (bool transform : {false, true})
+      for (bool persistent : {false, true})
+        for (bool full : {false, true})
+          for (bool m : {false, true})
+            for (bool short_rows : {false, true})
+              for (bool clustered : {false, true}) {
+                const FwdTileConfig k = c.for_kernel(transform, persistent, full, m, short_rows, clustered);
+                EXPECT_EQ(k.masked_full_min_seqlen_k, 0) << "d " << c.head_dim;
+              }
+  }
+  EXPECT_EQ(with_masked_full(fwd_tile_config(128), 4096).masked_full_min_seqlen_k, 0);
+  if (FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K >= 0 || FLASHCUTE_SM90_FWD_BLOCK_N_MASKED >= 0)
+    GTEST_SKIP() << "FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K / _BLOCK_N_MASKED force the rows' values";
+  EXPECT_EQ(kD64.masked_full_min_seqlen_k, 4096);
+  EXPECT_EQ(fwd_tile_config(128).masked_full_min_seqlen_k, 0);
+  EXPECT_EQ(fwd_tile_config(256).masked_full_min_seqlen_k, 0);
+}
+
 // Rows with the masked short tiles only (with_short_masked: short_wgs is the row's own consumer_wgs):
 // the instantiation Fwd::run takes for plain causal / windowed problems up to
 // short_masked_max_seqlen_k keys (unmasked ones up to short_full_max_seqlen_k) keeps the row's
