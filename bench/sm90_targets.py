@@ -6,6 +6,10 @@ with F = FA3 / cuDNN of the same (d, causal, seqlen) in the stored peer JSON (me
 too). "ours" is the SM90 forward's TFLOP/s.
 
     python3 bench/sm90_targets.py RESULTS_JSON [RESULTS_JSON ...] --fa3-json PEERS_JSON > sm90-targets.md
+    python3 bench/sm90_targets.py ... --plot sm90-targets.png   # also the figure (needs matplotlib)
+
+The figure has one panel per head dim and mask: ours / cuDNN against seqlen for each dtype (a filled
+marker where the row is met, an open one where not) and the target as a dashed step line.
 """
 
 import argparse
@@ -54,10 +58,60 @@ def rows(runs, fa3):
     return out
 
 
+def plot(table, path, title=""):
+    """The rows of `table` (rows()) as a grid of panels: head dims down, non-causal / causal across."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dims = sorted({r[1] for r in table})
+    dtypes = sorted({r[0] for r in table})
+    fig, axes = plt.subplots(len(dims), 2, figsize=(10, 2.9 * len(dims)), squeeze=False, sharex=True)
+    colors = {"bf16": "tab:blue", "fp16": "tab:orange"}
+    for i, d in enumerate(dims):
+        for j, causal in enumerate((False, True)):
+            ax = axes[i][j]
+            sub = [r for r in table if r[1] == d and r[2] == causal]
+            goals = sorted({(r[3], r[8]) for r in sub})
+            if goals:
+                xs = [g[0] for g in goals]
+                ax.step(xs, [g[1] for g in goals], where="mid", color="black", linestyle="--", linewidth=1,
+                        label="target")
+            for dt in dtypes:
+                pts = sorted((r[3], r[6], r[9]) for r in sub if r[0] == dt)
+                if not pts:
+                    continue
+                c = colors.get(dt, None)
+                ax.plot([x for x, _, _ in pts], [y for _, y, _ in pts], color=c, linewidth=1, label=f"{dt} ours / cuDNN")
+                ax.scatter([x for x, _, ok in pts if ok], [y for _, y, ok in pts if ok], color=c, zorder=3, s=28)
+                ax.scatter([x for x, _, ok in pts if not ok], [y for _, y, ok in pts if not ok], facecolors="white",
+                           edgecolors=c, zorder=3, s=28)
+            ax.axhline(1.0, color="grey", linewidth=0.6)
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"d {d}, {'causal' if causal else 'non-causal'}", fontsize=10)
+            if j == 0:
+                ax.set_ylabel("ours / cuDNN")
+            if i == len(dims) - 1:
+                ax.set_xlabel("seqlen")
+                ax.set_xticks(sorted({r[3] for r in table}))
+                ax.set_xticklabels([f"{x // 1024}k" if x >= 1024 else str(x) for x in sorted({r[3] for r in table})])
+            ax.grid(True, alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    met = sum(r[9] for r in table)
+    fig.suptitle((title + ": " if title else "") + f"{met} of {len(table)} rows met (filled: met)", fontsize=11)
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.97))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("results", nargs="+")
     p.add_argument("--fa3-json", required=True)
+    p.add_argument("--plot", help="also draw the rows into this PNG (needs matplotlib)")
+    p.add_argument("--title", default="", help="the figure's title (with --plot)")
     a = p.parse_args(argv)
     runs, sources = [], []
     for path in a.results:
@@ -82,6 +136,8 @@ def main(argv=None):
         spread = f"{lo:.2f}-{hi:.2f} | " if several else ""
         print(f"| {dtype} | {d} | {'yes' if causal else 'no'} | {seqlen} | {ours:.0f} | {cudnn:.0f} | {ratio:.2f} | "
               f"{spread}{f:.2f} | {goal:.2f} | {'yes' if ok else 'no'} |")
+    if a.plot:
+        plot(table, a.plot, a.title)
     return 0
 
 

@@ -294,6 +294,21 @@ def test_sm90_targets_rule():
     assert abs(row[10] - 1.0) < 1e-9 and abs(row[11] - 700 / 600) < 1e-9
 
 
+def test_sm90_targets_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    import sm90_targets as t
+
+    fa3 = {(d, c, s, "fwd"): {"fa3": 660.0, "cudnn": 600.0} for d in (64, 128) for c in (False, True)
+           for s in (512, 8192)}
+    recs = [record(impl, tf, seqlen=s, d=d, causal=c) for d in (64, 128) for c in (False, True) for s in (512, 8192)
+            for impl, tf in (("flashcute_sm90", 700.0), ("sdpa_cudnn", 600.0))]
+    table = t.rows(recs, fa3)
+    assert len(table) == 8
+    out = tmp_path / "targets.png"
+    t.plot(table, str(out), "test")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_ab_cli_report_pairs_rounds(tmp_path):
     import ab_cli_report
 
