@@ -140,7 +140,8 @@ def report(a, cases, names, phases):
     head += " | " + " | ".join(f"{n} / {base}" for n in names[1:]) + " |"
     lines = [f"Steady state: {a.passes}, {a.dtype}, {a.iters} launches per phase, {a.rounds} rounds; TFLOP/s and ratios are "
              "medians over the rounds (ratios of the same round), clock and power NVML means over the last "
-             "60% of each phase's launches, medians over the rounds.", "", head,
+             "60% of each phase's launches, medians over the rounds" +
+             (f" (power: NVML's {a.power_kind} reading)." if getattr(a, "power_kind", None) else "."), "", head,
              "|" + "---|" * (3 + len(names) + len(names) - 1)]
     for case in cases:
         d, causal, s = case
@@ -186,7 +187,8 @@ def write_records(a, names, phases):
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     for r in range(a.rounds):
         doc = {"meta": {"runs": [{"date": date, "git": f"ab_steady round {r}", "method":
-                                  f"ab_steady: {a.iters} back-to-back launches per phase, no flush, phases alternated"}]},
+                                  f"ab_steady: {a.iters} back-to-back launches per phase, no flush, phases alternated",
+                                  "power": getattr(a, "power_kind", None)}]},
                "records": round_records(a, names, phases, r)}
         with open(f"{a.records}-round{r}.json", "w") as f:
             json.dump(doc, f, indent=1)
@@ -218,6 +220,8 @@ def main():
     sampler = GpuSampler(0, period_s=0.01)
     if not sampler.available:
         print("ab_steady: NVML not available, no clock or power columns", file=sys.stderr)
+    else:
+        a.power_kind = getattr(sampler, "power_kind", None)
     phases, spans = {}, []
     sampler.start()
     try:

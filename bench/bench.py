@@ -389,8 +389,14 @@ def window_stats(samples, t0, t1):
             "power_w": round(statistics.fmean(s[2] for s in inside), 1), "samples": len(inside)}
 
 
+# nvml.h's field for the board's current power (mW). nvmlDeviceGetPowerUsage returns a 1 s average on
+# Ampere (except GA100) and newer, Hopper included: a phase shorter than that second (a short ab_steady
+# phase in its own process) reads low, with the idle time before it averaged in.
+NVML_FI_DEV_POWER_INSTANT = 186
+
+
 class _CtypesNvml:
-    """The four NVML calls GpuSampler makes, on libnvidia-ml through ctypes, with pynvml's names."""
+    """The NVML calls GpuSampler makes, on libnvidia-ml through ctypes, with pynvml's names."""
 
     NVML_CLOCK_SM = 1
 
@@ -424,13 +430,34 @@ class _CtypesNvml:
         self._check(self._lib.nvmlDeviceGetPowerUsage(handle, self._c.byref(mw)), "nvmlDeviceGetPowerUsage")
         return mw.value
 
+    def nvmlDeviceGetFieldValues(self, handle, field_ids):
+        """nvmlFieldValue_t records (fieldId, nvmlReturn, value.uiVal, ...) of the fields asked for."""
+        c = self._c
+
+        class Value(c.Union):
+            _fields_ = [("dVal", c.c_double), ("uiVal", c.c_uint), ("ulVal", c.c_ulong),
+                        ("ullVal", c.c_ulonglong), ("sllVal", c.c_longlong), ("siVal", c.c_int)]
+
+        class FieldValue(c.Structure):
+            _fields_ = [("fieldId", c.c_uint), ("scopeId", c.c_uint), ("timestamp", c.c_longlong),
+                        ("latencyUsec", c.c_longlong), ("valueType", c.c_int), ("nvmlReturn", c.c_int),
+                        ("value", Value)]
+
+        values = (FieldValue * len(field_ids))()
+        for v, f in zip(values, field_ids):
+            v.fieldId = f
+        self._check(self._lib.nvmlDeviceGetFieldValues(handle, c.c_int(len(field_ids)), values),
+                    "nvmlDeviceGetFieldValues")
+        return list(values)
+
 
 class GpuSampler:
     """The SM clock and board power of one GPU, read through NVML by a host thread every `period_s`
     while a timed segment runs, so that a record says at what clock it ran (under a power cap the
-    clock moves with the kernel: docs/perf-notes.md, session 15). Power is NVML's reading, which the
-    driver may average over a longer window than a segment. NVML through pynvml, else through ctypes;
-    inert (no samples) where neither answers."""
+    clock moves with the kernel: docs/perf-notes.md, session 15). Power is NVML's current reading
+    (NVML_FI_DEV_POWER_INSTANT) where the driver answers it, else nvmlDeviceGetPowerUsage, which on
+    Ampere and newer averages the last second (`power_kind` says which: "instant" or "1 s average").
+    NVML through pynvml, else through ctypes; inert (no samples) where neither answers."""
 
     def __init__(self, index, period_s=0.002):
         self.period_s = period_s
@@ -445,18 +472,33 @@ class GpuSampler:
             pynvml.nvmlInit()
             self._nvml = pynvml
             self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            self._instant = False
+            self.power_kind = "1 s average"
             self._read()
         except Exception:  # no NVML, or it refuses: records carry no clock
             self._nvml = None
+            return
+        try:
+            self._instant_power_w()
+            self._instant = True
+            self.power_kind = "instant"
+        except Exception:  # an older driver or binding: the averaged reading
+            pass
 
     @property
     def available(self):
         return self._nvml is not None
 
+    def _instant_power_w(self):
+        (fv,) = self._nvml.nvmlDeviceGetFieldValues(self._handle, [NVML_FI_DEV_POWER_INSTANT])
+        if fv.nvmlReturn != 0:
+            raise RuntimeError(f"NVML field {NVML_FI_DEV_POWER_INSTANT} returned {fv.nvmlReturn}")
+        return fv.value.uiVal / 1000.0
+
     def _read(self):
         n = self._nvml
-        return (time.perf_counter(), n.nvmlDeviceGetClockInfo(self._handle, n.NVML_CLOCK_SM),
-                n.nvmlDeviceGetPowerUsage(self._handle) / 1000.0)
+        power = self._instant_power_w() if self._instant else n.nvmlDeviceGetPowerUsage(self._handle) / 1000.0
+        return (time.perf_counter(), n.nvmlDeviceGetClockInfo(self._handle, n.NVML_CLOCK_SM), power)
 
     def _run(self):
         while not self._stop.is_set():

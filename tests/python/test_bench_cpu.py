@@ -427,6 +427,63 @@ def test_gpu_sampler_reads_nvml_through_ctypes(monkeypatch):
     assert not bench.GpuSampler(0).available
 
 
+def test_gpu_sampler_prefers_instant_power(monkeypatch):
+    """Where NVML answers NVML_FI_DEV_POWER_INSTANT the samples carry it, not nvmlDeviceGetPowerUsage's
+    1 s average (which reads low over a phase shorter than that second); where the field fails, the
+    average, and power_kind says which."""
+    import types
+
+    bench = pytest.importorskip("bench")
+
+    def fake(field_return):
+        def field_values(h, ids):
+            assert ids == [bench.NVML_FI_DEV_POWER_INSTANT]
+            return [types.SimpleNamespace(nvmlReturn=field_return, value=types.SimpleNamespace(uiVal=698_000))]
+        return types.SimpleNamespace(NVML_CLOCK_SM=0, nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=lambda i: i,
+                                     nvmlDeviceGetClockInfo=lambda h, kind: 1700,
+                                     nvmlDeviceGetPowerUsage=lambda h: 350_000, nvmlDeviceGetFieldValues=field_values)
+
+    monkeypatch.setitem(sys.modules, "pynvml", fake(0))
+    s = bench.GpuSampler(0)
+    assert s.power_kind == "instant" and s._read()[1:] == (1700, 698.0)
+    monkeypatch.setitem(sys.modules, "pynvml", fake(2))  # NVML_ERROR_INVALID_ARGUMENT: field not there
+    s = bench.GpuSampler(0)
+    assert s.power_kind == "1 s average" and s._read()[1:] == (1700, 350.0)
+
+
+def test_gpu_sampler_instant_power_through_ctypes(monkeypatch):
+    import ctypes
+
+    bench = pytest.importorskip("bench")
+
+    class FakeLib:
+        def nvmlInit_v2(self):
+            return 0
+
+        def nvmlDeviceGetHandleByIndex_v2(self, index, handle):
+            handle._obj.value = 7
+            return 0
+
+        def nvmlDeviceGetClockInfo(self, handle, clock, mhz):
+            mhz._obj.value = 1650
+            return 0
+
+        def nvmlDeviceGetPowerUsage(self, handle, mw):
+            mw._obj.value = 300_000
+            return 0
+
+        def nvmlDeviceGetFieldValues(self, handle, count, values):
+            assert count.value == 1 and values[0].fieldId == 186
+            values[0].nvmlReturn = 0
+            values[0].value.uiVal = 690_250
+            return 0
+
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLib())
+    s = bench.GpuSampler(0)
+    assert s.power_kind == "instant" and s._read()[1:] == (1650, 690.25)
+
+
 def test_ab_report_clock_columns(tmp_path):
     import ab_report
 
