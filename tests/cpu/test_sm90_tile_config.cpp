@@ -15,6 +15,16 @@ namespace {
 
 constexpr FwdTileConfig kD64 = fwd_tile_config(64);
 
+// fn(kernel config, short_rows) for every instantiation for_kernel can make of row c (each
+// combination of its six flags).
+template <class Fn>
+void for_each_kernel(const FwdTileConfig& c, Fn&& fn) {
+  for (int bits = 0; bits < 64; ++bits) {
+    const bool short_rows = bits & 16;
+    fn(c.for_kernel(bits & 1, bits & 2, bits & 4, bits & 8, short_rows, bits & 32), short_rows);
+  }
+}
+
 TEST(Sm90TileConfig, ShortRowsPickedByPadding) {
   if (kD64.short_wgs == 0) GTEST_SKIP() << "d 64's short tiles are off (FLASHCUTE_SM90_FWD_D64_SHORT_WGS=0)";
   ASSERT_EQ(kD64.block_m, 192);
@@ -150,17 +160,12 @@ TEST(Sm90TileConfig, DynamicPlainLimitIsDispatchOnly) {
   bool any = false;
   for (const FwdTileConfig& c : kFwdTileConfigs) {
     any |= c.dynamic_plain_max_seqlen_k > 0;
-    if (c.dynamic_plain_max_seqlen_k > 0)
+    if (c.dynamic_plain_max_seqlen_k > 0) {
       EXPECT_GE(c.dynamic_plain_max_seqlen_k, c.dynamic_max_seqlen_k) << "d " << c.head_dim;
-    for (bool transform : {false, true})
-      for (bool persistent : {false, true})
-        for (bool full : {false, true})
-          for (bool m : {false, true})
-            for (bool short_rows : {false, true})
-              for (bool clustered : {false, true}) {
-                const FwdTileConfig k = c.for_kernel(transform, persistent, full, m, short_rows, clustered);
-                EXPECT_EQ(k.dynamic_plain_max_seqlen_k, 0) << "d " << c.head_dim;
-              }
+    }
+    for_each_kernel(c, [&](const FwdTileConfig& k, bool) {
+      EXPECT_EQ(k.dynamic_plain_max_seqlen_k, 0) << "d " << c.head_dim;
+    });
   }
   if (FLASHCUTE_SM90_FWD_DYNAMIC >= 0) GTEST_SKIP() << "FLASHCUTE_SM90_FWD_DYNAMIC forces every row's limits";
   ASSERT_TRUE(any);
@@ -174,16 +179,12 @@ TEST(Sm90TileConfig, DynamicPlainLimitIsDispatchOnly) {
 // kernel.
 TEST(Sm90TileConfig, MaskedFullLimitIsDispatchOnly) {
   for (const FwdTileConfig& c : kFwdTileConfigs) {
-    if (c.block_n_masked == 0) EXPECT_EQ(c.masked_full_min_seqlen_k, 0) << "d " << c.head_dim;
-    for (bool transform : {false, true})
-      for (bool persistent : {false, true})
-        for (bool full : {false, true})
-          for (bool m : {false, true})
-            for (bool short_rows : {false, true})
-              for (bool clustered : {false, true}) {
-                const FwdTileConfig k = c.for_kernel(transform, persistent, full, m, short_rows, clustered);
-                EXPECT_EQ(k.masked_full_min_seqlen_k, 0) << "d " << c.head_dim;
-              }
+    if (c.block_n_masked == 0) {
+      EXPECT_EQ(c.masked_full_min_seqlen_k, 0) << "d " << c.head_dim;
+    }
+    for_each_kernel(c, [&](const FwdTileConfig& k, bool) {
+      EXPECT_EQ(k.masked_full_min_seqlen_k, 0) << "d " << c.head_dim;
+    });
   }
   EXPECT_EQ(with_masked_full(fwd_tile_config(128), 4096).masked_full_min_seqlen_k, 0);
   if (FLASHCUTE_SM90_FWD_MASKED_FULL_MIN_SEQLEN_K >= 0 || FLASHCUTE_SM90_FWD_BLOCK_N_MASKED >= 0)
@@ -314,16 +315,10 @@ TEST(Sm90TileConfig, HalfFirstSecondHalfIsMasked) {
 // it did not fit d 64's 256 x 64 tiles and lost on 192 x 64 ones).
 TEST(Sm90TileConfig, QRegsOnlyInShortTiles) {
   for (const FwdTileConfig& c : kFwdTileConfigs)
-    for (bool transform : {false, true})
-      for (bool persistent : {false, true})
-        for (bool full : {false, true})
-          for (bool m : {false, true})
-            for (bool short_rows : {false, true})
-              for (bool clustered : {false, true}) {
-                const FwdTileConfig k = c.for_kernel(transform, persistent, full, m, short_rows, clustered);
-                EXPECT_FALSE(k.short_q_regs) << "d " << c.head_dim;
-                EXPECT_EQ(k.q_regs, short_rows && c.short_wgs > 0 && c.short_q_regs) << "d " << c.head_dim;
-              }
+    for_each_kernel(c, [&](const FwdTileConfig& k, bool short_rows) {
+      EXPECT_FALSE(k.short_q_regs) << "d " << c.head_dim;
+      EXPECT_EQ(k.q_regs, short_rows && c.short_wgs > 0 && c.short_q_regs) << "d " << c.head_dim;
+    });
   constexpr FwdTileConfig asked = with_short_q_regs(kD64, true);
   EXPECT_TRUE(asked.for_kernel(false, true, false, true, true).q_regs);
   EXPECT_FALSE(asked.for_kernel(false, true, false, true).q_regs);  // the masked kernel: not short tiles
