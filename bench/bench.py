@@ -406,6 +406,17 @@ class _CtypesNvml:
         self._c = ctypes
         self._lib = ctypes.CDLL("libnvidia-ml.so.1")
 
+        class Value(ctypes.Union):
+            _fields_ = [("dVal", ctypes.c_double), ("uiVal", ctypes.c_uint), ("ulVal", ctypes.c_ulong),
+                        ("ullVal", ctypes.c_ulonglong), ("sllVal", ctypes.c_longlong), ("siVal", ctypes.c_int)]
+
+        class FieldValue(ctypes.Structure):  # nvml.h's nvmlFieldValue_t
+            _fields_ = [("fieldId", ctypes.c_uint), ("scopeId", ctypes.c_uint), ("timestamp", ctypes.c_longlong),
+                        ("latencyUsec", ctypes.c_longlong), ("valueType", ctypes.c_int), ("nvmlReturn", ctypes.c_int),
+                        ("value", Value)]
+
+        self._field_value = FieldValue  # built once: the sampler's thread reads a field every few ms
+
     def _check(self, rc, what):
         if rc != 0:
             raise RuntimeError(f"NVML {what} returned {rc}")
@@ -432,21 +443,10 @@ class _CtypesNvml:
 
     def nvmlDeviceGetFieldValues(self, handle, field_ids):
         """nvmlFieldValue_t records (fieldId, nvmlReturn, value.uiVal, ...) of the fields asked for."""
-        c = self._c
-
-        class Value(c.Union):
-            _fields_ = [("dVal", c.c_double), ("uiVal", c.c_uint), ("ulVal", c.c_ulong),
-                        ("ullVal", c.c_ulonglong), ("sllVal", c.c_longlong), ("siVal", c.c_int)]
-
-        class FieldValue(c.Structure):
-            _fields_ = [("fieldId", c.c_uint), ("scopeId", c.c_uint), ("timestamp", c.c_longlong),
-                        ("latencyUsec", c.c_longlong), ("valueType", c.c_int), ("nvmlReturn", c.c_int),
-                        ("value", Value)]
-
-        values = (FieldValue * len(field_ids))()
+        values = (self._field_value * len(field_ids))()
         for v, f in zip(values, field_ids):
             v.fieldId = f
-        self._check(self._lib.nvmlDeviceGetFieldValues(handle, c.c_int(len(field_ids)), values),
+        self._check(self._lib.nvmlDeviceGetFieldValues(handle, self._c.c_int(len(field_ids)), values),
                     "nvmlDeviceGetFieldValues")
         return list(values)
 
@@ -464,6 +464,7 @@ class GpuSampler:
         self.samples = []
         self._thread = None
         self._stop = threading.Event()
+        self.power_kind = None  # no NVML: no power either
         try:
             try:
                 import pynvml
@@ -945,6 +946,7 @@ def main(argv=None):
     if "flex" in impls.names and args.flex_warm_procs > 1:
         warm_flex(argv, args.flex_warm_procs)
     timer = Timer(torch, args)
+    meta["power_reading"] = timer.sampler.power_kind if timer.sampler is not None else None
     deadline = T0 + args.max_seconds if args.max_seconds else None
     progress = Progress(len(cases) * len(args.pass_list) * len(impls.names))
     records, stopped_early = [], None

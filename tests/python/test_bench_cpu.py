@@ -357,7 +357,7 @@ def test_gpu_sampler_is_inert_without_nvml(monkeypatch):
 
     monkeypatch.setattr(bench, "_CtypesNvml", NoLibrary)  # nor is the driver's library there
     s = bench.GpuSampler(0)
-    assert not s.available
+    assert not s.available and s.power_kind is None
     s.start()
     assert s.stop() == []
 
