@@ -138,10 +138,14 @@ def report(a, cases, names, phases):
     base = names[0]
     head = "| d | causal | seqlen | " + " | ".join(f"{n} TFLOP/s (MHz, W)" for n in names)
     head += " | " + " | ".join(f"{n} / {base}" for n in names[1:]) + " |"
+    # "cap" only where some phase has NVML's clock-event reasons: without them the table reads as before
+    capped = any("power_cap_frac" in st for _, st in phases.values() if st)
     lines = [f"Steady state: {a.passes}, {a.dtype}, {a.iters} launches per phase, {a.rounds} rounds; TFLOP/s and ratios are "
              "medians over the rounds (ratios of the same round), clock and power NVML means over the last "
              "60% of each phase's launches, medians over the rounds" +
-             (f" (power: NVML's {a.power_kind} reading)." if getattr(a, "power_kind", None) else "."), "", head,
+             (f" (power: NVML's {a.power_kind} reading)" if getattr(a, "power_kind", None) else "") +
+             ("; cap: the fraction of those NVML samples with the SW power-cap clock-event reason set, median "
+              "over the rounds." if capped else "."), "", head,
              "|" + "---|" * (3 + len(names) + len(names) - 1)]
     for case in cases:
         d, causal, s = case
@@ -155,7 +159,9 @@ def report(a, cases, names, phases):
             st = [g[1] for g in got if g[1]]
             clock = f"{statistics.median(x['clock_mhz'] for x in st):.0f}" if st else "–"
             power = f"{statistics.median(x['power_w'] for x in st):.0f}" if st else "–"
-            row += f" {tf:.1f} ({clock}, {power}) |"
+            caps = [x["power_cap_frac"] for x in st if "power_cap_frac" in x]
+            cap = f", cap {statistics.median(caps):.2f}" if caps else ""
+            row += f" {tf:.1f} ({clock}, {power}{cap}) |"
         for n in names[1:]:
             rs = [phases[(r, case, n)][0] / phases[(r, case, base)][0] for r in range(a.rounds)
                   if (r, case, n) in phases and (r, case, base) in phases]
@@ -179,6 +185,7 @@ def round_records(a, names, phases, r):
         rec["pass"] = a.passes
         if stats:
             rec["clock_mhz"], rec["power_w"] = stats["clock_mhz"], stats["power_w"]
+            rec.update({k: stats[k] for k in ("power_cap_frac", "thermal_frac") if k in stats})
         recs.append(rec)
     return recs
 

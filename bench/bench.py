@@ -203,7 +203,9 @@ def environment(torch, flashcute, args, argv):
                    f"L2 flush {'off' if args.no_flush else 'on'}; {args.condition_ms:g} ms of a fixed GEMM load before every timed segment; "
                    "peak memory above the inputs in a separate call"
                    + ("" if args.no_clock_samples else "; SM clock and power sampled through NVML every 2 ms of each "
-                      "timed segment (sm_clock_mhz, power_w: medians over rounds, where NVML answers)")),
+                      "timed segment (sm_clock_mhz, power_w: medians over rounds, where NVML answers; "
+                      "power_cap_frac, thermal_frac: the fraction of samples with NVML's SW power cap, or a "
+                      "thermal or hardware slowdown, as clock-event reason, where NVML gives reasons)")),
     }
     try:
         meta["git"] = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -380,19 +382,48 @@ def short(exc):
 
 # ---- the clock a measurement ran at ------------------------------------------------------------------------
 def window_stats(samples, t0, t1):
-    """Mean SM clock (MHz) and board power (W) of the (host time, clock, power) samples taken inside
-    [t0, t1] (time.perf_counter seconds), with their count; None when no sample falls inside."""
+    """Mean SM clock (MHz) and board power (W) of the (host time, clock, power[, reasons]) samples taken
+    inside [t0, t1] (time.perf_counter seconds), with their count; None when no sample falls inside.
+    Where samples carry NVML's clock-event reasons (a bitmask; None where NVML gave none), also the
+    fraction of those samples with the SW power cap set (power_cap_frac) and with a thermal or hardware
+    slowdown set (thermal_frac): a measured "power-capped" rather than one inferred from the power
+    reading. Without reasons in the window those two keys are absent."""
     inside = [s for s in samples if t0 <= s[0] <= t1]
     if not inside:
         return None
-    return {"clock_mhz": round(statistics.fmean(s[1] for s in inside)),
-            "power_w": round(statistics.fmean(s[2] for s in inside), 1), "samples": len(inside)}
+    out = {"clock_mhz": round(statistics.fmean(s[1] for s in inside)),
+           "power_w": round(statistics.fmean(s[2] for s in inside), 1), "samples": len(inside)}
+    reasons = [s[3] for s in inside if len(s) > 3 and s[3] is not None]
+    if reasons:
+        out["power_cap_frac"] = round(sum(1 for r in reasons if r & NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP)
+                                      / len(reasons), 2)
+        out["thermal_frac"] = round(sum(1 for r in reasons if r & NVML_CLOCKS_EVENT_REASONS_THERMAL)
+                                    / len(reasons), 2)
+    return out
 
 
 # nvml.h's field for the board's current power (mW). nvmlDeviceGetPowerUsage returns a 1 s average on
 # Ampere (except GA100) and newer, Hopper included: a phase shorter than that second (a short ab_steady
 # phase in its own process) reads low, with the idle time before it averaged in.
 NVML_FI_DEV_POWER_INSTANT = 186
+
+# nvml.h's clock-event reasons (nvmlClocksEventReason*, formerly nvmlClocksThrottleReason*): the bits of
+# nvmlDeviceGetCurrentClocksEventReasons' mask, each set while that reason holds the SM clock below its
+# maximum. SwPowerCap is the board's power limit (700 W on our H100) pulling the clock down.
+NVML_CLOCKS_EVENT_REASON_GPU_IDLE = 0x1
+NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS_SETTING = 0x2
+NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP = 0x4
+NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN = 0x8
+NVML_CLOCKS_EVENT_REASON_SYNC_BOOST = 0x10
+NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN = 0x20
+NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN = 0x40
+NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN = 0x80
+NVML_CLOCKS_EVENT_REASON_DISPLAY_CLOCK_SETTING = 0x100
+# the thermal and hardware slowdowns (window_stats' thermal_frac): not the power cap, but a clock that
+# the board's temperature or its hardware protection held down
+NVML_CLOCKS_EVENT_REASONS_THERMAL = (NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN | NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN
+                                     | NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN
+                                     | NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN)
 
 
 class _CtypesNvml:
@@ -450,6 +481,19 @@ class _CtypesNvml:
                     "nvmlDeviceGetFieldValues")
         return list(values)
 
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle):
+        """The clock-event reasons bitmask (NVML_CLOCKS_EVENT_REASON_*). Drivers before the "event" name
+        export the same call, same mask, only as nvmlDeviceGetCurrentClocksThrottleReasons."""
+        for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
+            fn = getattr(self._lib, name, None)  # ctypes raises AttributeError for a symbol not exported
+            if fn is not None:
+                break
+        else:
+            raise RuntimeError("NVML has no nvmlDeviceGetCurrentClocksEventReasons (nor its older name)")
+        mask = self._c.c_ulonglong()
+        self._check(fn(handle, self._c.byref(mask)), name)
+        return mask.value
+
 
 class GpuSampler:
     """The SM clock and board power of one GPU, read through NVML by a host thread every `period_s`
@@ -457,6 +501,9 @@ class GpuSampler:
     clock moves with the kernel: docs/perf-notes.md, session 15). Power is NVML's current reading
     (NVML_FI_DEV_POWER_INSTANT) where the driver answers it, else nvmlDeviceGetPowerUsage, which on
     Ampere and newer averages the last second (`power_kind` says which: "instant" or "1 s average").
+    Each sample also carries NVML's current clock-event reasons (the NVML_CLOCKS_EVENT_REASON_* mask;
+    None where the driver or binding does not answer), so that a record can say it was power-capped
+    from a measurement: (perf_counter time, SM MHz, W, reasons).
     NVML through pynvml, else through ctypes; inert (no samples) where neither answers."""
 
     def __init__(self, index, period_s=0.002):
@@ -474,6 +521,7 @@ class GpuSampler:
             self._nvml = pynvml
             self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
             self._instant = False
+            self._reasons = False
             self.power_kind = "1 s average"
             self._read()
         except Exception:  # no NVML, or it refuses: records carry no clock
@@ -485,6 +533,15 @@ class GpuSampler:
             self.power_kind = "instant"
         except Exception:  # an older driver or binding: the averaged reading
             pass
+        # The reasons call under its newer name, else its older one (pynvml may have both, or a name
+        # whose symbol this driver lacks): the first that answers here is the one the samples use.
+        for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
+            try:
+                getattr(pynvml, name)(self._handle)
+            except Exception:
+                continue
+            self._reasons, self._reasons_call = True, name
+            break
 
     @property
     def available(self):
@@ -499,7 +556,18 @@ class GpuSampler:
     def _read(self):
         n = self._nvml
         power = self._instant_power_w() if self._instant else n.nvmlDeviceGetPowerUsage(self._handle) / 1000.0
-        return (time.perf_counter(), n.nvmlDeviceGetClockInfo(self._handle, n.NVML_CLOCK_SM), power)
+        return (time.perf_counter(), n.nvmlDeviceGetClockInfo(self._handle, n.NVML_CLOCK_SM), power,
+                self._clock_reasons())
+
+    def _clock_reasons(self):
+        """The clock-event reasons mask now; None without the call, or where it fails this once (the
+        sample's clock and power still count: the reasons are the lesser part of it)."""
+        if not self._reasons:
+            return None
+        try:
+            return int(getattr(self._nvml, self._reasons_call)(self._handle))
+        except Exception:
+            return None
 
     def _run(self):
         while not self._stop.is_set():
@@ -796,13 +864,20 @@ def measure_case(torch, impls, timer, case, passes, args, deadline, progress):
 
 def clock_fields(segments):
     """A record's clock fields from its rounds' window_stats (None where a round has no samples): the
-    median over rounds of the mean SM clock and power, and the per-round clocks; {} without samples."""
+    median over rounds of the mean SM clock and power, and the per-round clocks; {} without samples.
+    Where rounds have NVML's clock-event reasons, also the median over them of the fraction of samples
+    power-capped (power_cap_frac) and thermally or hardware slowed (thermal_frac)."""
     got = [s for s in segments if s]
     if not got:
         return {}
-    return {"sm_clock_mhz": round(statistics.median(s["clock_mhz"] for s in got)),
-            "power_w": round(statistics.median(s["power_w"] for s in got), 1),
-            "round_sm_clock_mhz": [s["clock_mhz"] if s else None for s in segments]}
+    out = {"sm_clock_mhz": round(statistics.median(s["clock_mhz"] for s in got)),
+           "power_w": round(statistics.median(s["power_w"] for s in got), 1),
+           "round_sm_clock_mhz": [s["clock_mhz"] if s else None for s in segments]}
+    for key in ("power_cap_frac", "thermal_frac"):
+        fracs = [s[key] for s in got if key in s]
+        if fracs:
+            out[key] = round(statistics.median(fracs), 2)
+    return out
 
 
 def flag_outliers(records):

@@ -337,6 +337,34 @@ def test_window_stats_keeps_the_window():
     assert bench.window_stats([], 0.0, 1.0) is None
 
 
+def test_window_stats_clock_event_reason_fractions():
+    """4-tuples with NVML's clock-event reasons add the power-cap and thermal fractions of the window's
+    samples that carry reasons; 3-tuples (and None reasons) leave both keys out."""
+    bench = pytest.importorskip("bench")
+    cap, thermal = bench.NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP, bench.NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN
+    assert (cap, thermal, bench.NVML_CLOCKS_EVENT_REASONS_THERMAL) == (0x4, 0x40, 0x8 | 0x20 | 0x40 | 0x80)
+    samples = [(0.0, 1900, 300.0, 0), (1.0, 1600, 700.0, cap), (2.0, 1600, 700.0, cap | 0x1),
+               (3.0, 1700, 690.0, 0x2), (4.0, 1500, 700.0, cap | thermal), (5.0, 1980, 100.0, cap)]
+    got = bench.window_stats(samples, 0.5, 4.5)
+    assert got == {"clock_mhz": 1600, "power_w": 697.5, "samples": 4, "power_cap_frac": 0.75, "thermal_frac": 0.25}
+    # 2 of 3 capped: rounded to 2 decimals; a sample without reasons (None, or a 3-tuple) is not counted
+    mixed = [(0.0, 1600, 700.0, cap), (1.0, 1600, 700.0, None), (2.0, 1600, 700.0, cap), (3.0, 1600, 700.0),
+             (4.0, 1600, 700.0, bench.NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN)]
+    got = bench.window_stats(mixed, 0.0, 4.0)
+    assert got["samples"] == 5 and got["power_cap_frac"] == 0.67 and got["thermal_frac"] == 0.33
+    no_reasons = bench.window_stats([(0.0, 1600, 700.0, None), (1.0, 1700, 600.0)], 0.0, 1.0)
+    assert no_reasons == {"clock_mhz": 1650, "power_w": 650.0, "samples": 2}
+
+
+def test_clock_fields_carry_reason_fractions():
+    bench = pytest.importorskip("bench")
+    segs = [{"clock_mhz": 1500, "power_w": 700.0, "samples": 10, "power_cap_frac": 0.9, "thermal_frac": 0.0}, None,
+            {"clock_mhz": 1700, "power_w": 690.0, "samples": 12, "power_cap_frac": 1.0, "thermal_frac": 0.1},
+            {"clock_mhz": 1980, "power_w": 400.0, "samples": 9}]  # a round without reasons: not in the medians
+    got = bench.clock_fields(segs)
+    assert got["power_cap_frac"] == 0.95 and got["thermal_frac"] == 0.05 and got["sm_clock_mhz"] == 1700
+
+
 def test_clock_fields_median_over_rounds():
     bench = pytest.importorskip("bench")
     segs = [{"clock_mhz": 1500, "power_w": 650.0, "samples": 10}, None,
@@ -445,10 +473,10 @@ def test_gpu_sampler_prefers_instant_power(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "pynvml", fake(0))
     s = bench.GpuSampler(0)
-    assert s.power_kind == "instant" and s._read()[1:] == (1700, 698.0)
+    assert s.power_kind == "instant" and s._read()[1:] == (1700, 698.0, None)
     monkeypatch.setitem(sys.modules, "pynvml", fake(2))  # NVML_ERROR_INVALID_ARGUMENT: field not there
     s = bench.GpuSampler(0)
-    assert s.power_kind == "1 s average" and s._read()[1:] == (1700, 350.0)
+    assert s.power_kind == "1 s average" and s._read()[1:] == (1700, 350.0, None)
 
 
 def test_gpu_sampler_instant_power_through_ctypes(monkeypatch):
@@ -481,7 +509,127 @@ def test_gpu_sampler_instant_power_through_ctypes(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLib())
     s = bench.GpuSampler(0)
-    assert s.power_kind == "instant" and s._read()[1:] == (1650, 690.25)
+    assert s.power_kind == "instant" and s._read()[1:] == (1650, 690.25, None)
+
+
+def reasons_nvml(**calls):
+    """A pynvml stand-in (instant power answered) with the given clock-event reasons calls by name."""
+    import types
+
+    def field_values(h, ids):
+        return [types.SimpleNamespace(nvmlReturn=0, value=types.SimpleNamespace(uiVal=699_000))]
+
+    return types.SimpleNamespace(NVML_CLOCK_SM=0, nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=lambda i: i,
+                                 nvmlDeviceGetClockInfo=lambda h, kind: 1640,
+                                 nvmlDeviceGetPowerUsage=lambda h: 500_000, nvmlDeviceGetFieldValues=field_values,
+                                 **calls)
+
+
+def test_gpu_sampler_clock_event_reasons_through_pynvml(monkeypatch):
+    """pynvml's newer nvmlDeviceGetCurrentClocksEventReasons where it answers; the samples carry its mask
+    and the window its power-cap fraction."""
+    import time
+
+    bench = pytest.importorskip("bench")
+    masks = iter([0x4, 0x4, 0x0] * 1000)  # one sample in three not capped
+    monkeypatch.setitem(sys.modules, "pynvml", reasons_nvml(
+        nvmlDeviceGetCurrentClocksEventReasons=lambda h: next(masks),
+        nvmlDeviceGetCurrentClocksThrottleReasons=lambda h: pytest.fail("the older name, with the newer there")))
+    s = bench.GpuSampler(0, period_s=0.001)
+    assert s._reasons and s._read()[1:] == (1640, 699.0, 0x4)
+    masks = iter([0x4 | 0x1] * 3 + [0x4 | 0x20] + [0x0] * 1000)
+    t0 = time.perf_counter()
+    s.start()
+    time.sleep(0.05)
+    samples = s.stop()
+    assert len(samples) >= 5 and [x[3] for x in samples[:5]] == [0x5, 0x5, 0x5, 0x24, 0x0]
+    got = bench.window_stats(samples[:5], t0, time.perf_counter())
+    assert got["power_cap_frac"] == 0.8 and got["thermal_frac"] == 0.2
+
+
+def test_gpu_sampler_clock_event_reasons_older_name(monkeypatch):
+    """A binding with only nvmlDeviceGetCurrentClocksThrottleReasons, or whose newer name fails on this
+    driver (NVML_ERROR_FUNCTION_NOT_FOUND), reads the same mask through the older name."""
+    bench = pytest.importorskip("bench")
+    monkeypatch.setitem(sys.modules, "pynvml", reasons_nvml(nvmlDeviceGetCurrentClocksThrottleReasons=lambda h: 0x44))
+    s = bench.GpuSampler(0)
+    assert s._reasons and s._read()[3] == 0x44
+
+    def not_found(h):
+        raise RuntimeError("NVML_ERROR_FUNCTION_NOT_FOUND")
+
+    monkeypatch.setitem(sys.modules, "pynvml", reasons_nvml(nvmlDeviceGetCurrentClocksEventReasons=not_found,
+                                                            nvmlDeviceGetCurrentClocksThrottleReasons=lambda h: 0x4))
+    s = bench.GpuSampler(0)
+    assert s._reasons and s._read()[3] == 0x4
+
+
+def test_gpu_sampler_without_clock_event_reasons(monkeypatch):
+    """No reasons call, or one that fails at construction: the sampler still samples clock and power,
+    the samples carry None, and window_stats leaves the fraction keys out."""
+    import time
+
+    bench = pytest.importorskip("bench")
+
+    def failing(h):
+        raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
+
+    for nvml in (reasons_nvml(), reasons_nvml(nvmlDeviceGetCurrentClocksEventReasons=failing,
+                                              nvmlDeviceGetCurrentClocksThrottleReasons=failing)):
+        monkeypatch.setitem(sys.modules, "pynvml", nvml)
+        s = bench.GpuSampler(0, period_s=0.001)
+        assert s.available and s.power_kind == "instant" and not s._reasons
+        assert s._read()[1:] == (1640, 699.0, None)
+        t0 = time.perf_counter()
+        s.start()
+        time.sleep(0.01)
+        samples = s.stop()
+        assert samples and all(x[3] is None for x in samples)
+        assert bench.window_stats(samples, t0, time.perf_counter()) == {"clock_mhz": 1640, "power_w": 699.0,
+                                                                         "samples": len(samples)}
+
+
+@pytest.mark.parametrize("symbol", ["nvmlDeviceGetCurrentClocksEventReasons",
+                                    "nvmlDeviceGetCurrentClocksThrottleReasons"])
+def test_gpu_sampler_clock_event_reasons_through_ctypes(monkeypatch, symbol):
+    """The ctypes wrapper looks the newer symbol up, else the older one, and reads the mask through an
+    unsigned long long pointer; a library with neither gives samples without reasons."""
+    import ctypes
+
+    bench = pytest.importorskip("bench")
+
+    class FakeLib:
+        def nvmlInit_v2(self):
+            return 0
+
+        def nvmlDeviceGetHandleByIndex_v2(self, index, handle):
+            handle._obj.value = 5
+            return 0
+
+        def nvmlDeviceGetClockInfo(self, handle, clock, mhz):
+            mhz._obj.value = 1620
+            return 0
+
+        def nvmlDeviceGetPowerUsage(self, handle, mw):
+            mw._obj.value = 700_000
+            return 0
+
+    def reasons(self, handle, mask):
+        assert handle.value == 5 and isinstance(mask._obj, ctypes.c_ulonglong)
+        mask._obj.value = 0x4 | 0x8
+        return 0
+
+    WithReasons = type("WithReasons", (FakeLib,), {symbol: reasons})
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: WithReasons())
+    s = bench.GpuSampler(0)
+    assert s._reasons and s._read()[1:] == (1620, 700.0, 0xC)
+    got = bench.window_stats([s._read(), s._read()], 0.0, float("inf"))
+    assert got["power_cap_frac"] == 1.0 and got["thermal_frac"] == 1.0
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLib())  # neither symbol: no reasons, still samples
+    s = bench.GpuSampler(0)
+    assert s.available and not s._reasons and s._read()[1:] == (1620, 700.0, None)
 
 
 def test_ab_report_clock_columns(tmp_path):
@@ -540,8 +688,9 @@ def test_ncu_pairs_table_from_csv():
                     "| fwd | 64 | yes | 4096 | 1013.0 | 1213.0 | 1.197 |"]
 
 
-def fake_sampler(clock_mhz, power_w):
-    """A GpuSampler stand-in: NVML read every 0.1 ms from start() to stop(), always these values."""
+def fake_sampler(clock_mhz, power_w, *reasons):
+    """A GpuSampler stand-in: NVML read every 0.1 ms from start() to stop(), always these values; with
+    `reasons` (one clock-event mask), 4-tuples carrying it."""
     import time
 
     class FakeSampler:
@@ -556,7 +705,7 @@ def fake_sampler(clock_mhz, power_w):
         def stop(self):
             t1 = time.perf_counter()
             n = int((t1 - self.t0) / 1e-4) + 2
-            return [(self.t0 + i * (t1 - self.t0) / (n - 1), clock_mhz, power_w) for i in range(n)]
+            return [(self.t0 + i * (t1 - self.t0) / (n - 1), clock_mhz, power_w, *reasons) for i in range(n)]
 
     return FakeSampler
 
@@ -582,6 +731,38 @@ def test_ab_steady_table_from_stand_in_binaries(tmp_path, monkeypatch):
     assert rows == ["| 128 | no | 8192 | 500.0 (1600, 690) | 525.0 (1600, 690) | 1.050 (1.050-1.050) |"]
     with pytest.raises(Exception):
         ab_steady.parse_case("128:maybe:8192")
+
+
+def test_ab_steady_table_and_records_say_power_capped(tmp_path, monkeypatch):
+    """Samples with the SW power-cap reason set put "cap" in each phase's parenthesis, its meaning in the
+    header, and power_cap_frac / thermal_frac in the round records; samples whose reasons are None read
+    exactly as before (no "cap" anywhere, no such keys)."""
+    import json
+
+    ab_steady = pytest.importorskip("ab_steady")
+    d = tmp_path / "bins" / "base"
+    d.mkdir(parents=True)
+    (d / "flashcute").write_text("#!/bin/sh\necho 'bf16 d128 full s8192  fwd     flashcute_sm90     1.000 ms   683.5 TFLOP/s'\n")
+    (d / "flashcute").chmod(0o755)
+
+    def run(reasons, name):
+        monkeypatch.setattr(ab_steady, "GpuSampler", fake_sampler(1644, 698.0, reasons))
+        out, prefix = tmp_path / f"{name}.md", tmp_path / name
+        monkeypatch.setattr(sys, "argv", ["ab_steady", "--bin-dir", str(tmp_path / "bins"), "--case", "128:no:8192",
+                                          "--rounds", "2", "--iters", "5", "--out", str(out), "--records", str(prefix)])
+        ab_steady.main()
+        recs = [json.loads((tmp_path / f"{name}-round{r}.json").read_text())["records"][0] for r in (0, 1)]
+        return out.read_text(), recs
+
+    text, recs = run(pytest.importorskip("bench").NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP | 0x1, "capped")
+    assert [ln for ln in text.splitlines() if ln.startswith("| 128")] == ["| 128 | no | 8192 | 683.5 (1644, 698, cap 1.00) |"]
+    assert "cap: the fraction of those NVML samples with the SW power-cap clock-event reason set" in text
+    assert all(r["power_cap_frac"] == 1.0 and r["thermal_frac"] == 0.0 for r in recs)
+
+    text, recs = run(None, "plain")
+    assert [ln for ln in text.splitlines() if ln.startswith("| 128")] == ["| 128 | no | 8192 | 683.5 (1644, 698) |"]
+    assert "cap" not in text and text.splitlines()[0].endswith("medians over the rounds.")
+    assert all("power_cap_frac" not in r and "thermal_frac" not in r and r["clock_mhz"] == 1644 for r in recs)
 
 
 def test_ab_steady_records_feed_sm90_targets(tmp_path, monkeypatch):
