@@ -7,6 +7,7 @@ too). "ours" is the SM90 forward's TFLOP/s.
 
     python3 bench/sm90_targets.py RESULTS_JSON [RESULTS_JSON ...] --fa3-json PEERS_JSON > sm90-targets.md
     python3 bench/sm90_targets.py ... --plot sm90-targets.png   # also the figure (needs matplotlib)
+    python3 bench/sm90_targets.py ... --power                   # also the clock, power and power-cap columns
 
 The figure has one panel per head dim and mask: ours / cuDNN against seqlen for each dtype (a filled
 marker where the row is met, an open one where not) and the target as a dashed step line.
@@ -27,6 +28,40 @@ def target(seqlen, f):
     return base * 1.05 if seqlen >= 2048 else base
 
 
+def fwd_records(runs):
+    """{(dtype, d, causal, seqlen): {run index: {impl: record}}} of the ok fwd records of ours and cuDNN."""
+    if runs and isinstance(runs[0], dict):
+        runs = [runs]
+    by_case = {}
+    for i, records in enumerate(runs):
+        for r in records:
+            if r["pass"] == "fwd" and r["status"] == "ok" and r["impl"] in ("flashcute_sm90", "sdpa_cudnn"):
+                by_case.setdefault((r["dtype"], r["d"], r["causal"], r["seqlen"]), {}).setdefault(i, {})[r["impl"]] = r
+    return by_case
+
+
+def power_cells(runs):
+    """{(dtype, d, causal, seqlen): (ours cell, cuDNN cell)}, each "MHz / W / cap": the medians over the runs
+    that have both (those rows() takes) of the phase's SM clock (ab_steady's clock_mhz, bench.py's
+    sm_clock_mhz), its power and, where the records have it, power_cap_frac; "–" without clock or power."""
+    out = {}
+    for case, per_run in fwd_records(runs).items():
+        both = [t for t in per_run.values() if "flashcute_sm90" in t and "sdpa_cudnn" in t]
+        cells = []
+        for impl in ("flashcute_sm90", "sdpa_cudnn"):
+            recs = [t[impl] for t in both]
+            clock = [x for x in (r.get("clock_mhz", r.get("sm_clock_mhz")) for r in recs) if x is not None]
+            power = [r["power_w"] for r in recs if r.get("power_w") is not None]
+            cap = [r["power_cap_frac"] for r in recs if r.get("power_cap_frac") is not None]
+            if not clock and not power:
+                cells.append("–")
+                continue
+            cell = " / ".join(f"{statistics.median(v):.0f}" if v else "–" for v in (clock, power))
+            cells.append(cell + (f" / {statistics.median(cap):.2f}" if cap else ""))
+        out[case] = tuple(cells)
+    return out
+
+
 def rows(runs, fa3):
     """[(dtype, d, causal, seqlen, ours, cudnn, ratio, F, target, met, lo, hi)] of every fwd case with both numbers.
 
@@ -34,18 +69,10 @@ def rows(runs, fa3):
     over the runs of ours / cuDNN inside each run (the two are measured side by side; a run-to-run drift moves
     both), lo / hi its range, and ours / cuDNN the medians of their TFLOP/s; `met` is decided on the median.
     """
-    if runs and isinstance(runs[0], dict):
-        runs = [runs]
-    by_case = {}
-    for i, records in enumerate(runs):
-        for r in records:
-            if r["pass"] == "fwd" and r["status"] == "ok" and r["impl"] in ("flashcute_sm90", "sdpa_cudnn"):
-                by_case.setdefault((r["dtype"], r["d"], r["causal"], r["seqlen"]), {}).setdefault(i, {})[r["impl"]] = \
-                    r["tflops"]
     out = []
-    for (dtype, d, causal, seqlen), per_run in sorted(by_case.items()):
+    for (dtype, d, causal, seqlen), per_run in sorted(fwd_records(runs).items()):
         stored = fa3.get((d, causal, seqlen, "fwd"))
-        pairs = [(t["flashcute_sm90"], t["sdpa_cudnn"]) for t in per_run.values()
+        pairs = [(t["flashcute_sm90"]["tflops"], t["sdpa_cudnn"]["tflops"]) for t in per_run.values()
                  if "flashcute_sm90" in t and "sdpa_cudnn" in t]
         if not pairs or not stored:
             continue
@@ -112,6 +139,8 @@ def main(argv=None):
     p.add_argument("--fa3-json", required=True)
     p.add_argument("--plot", help="also draw the rows into this PNG (needs matplotlib)")
     p.add_argument("--title", default="", help="the figure's title (with --plot)")
+    p.add_argument("--power", action="store_true",
+                   help="also ours' and cuDNN's SM clock (MHz), power (W) and power-cap fraction, where recorded")
     a = p.parse_args(argv)
     runs, sources = [], []
     for path in a.results:
@@ -128,14 +157,22 @@ def main(argv=None):
           "for seqlen >= 2k and >= max(1, F) for 512 and 1k; F = FA3 / cuDNN from the stored peer JSON (bf16 rows, "
           "used for fp16 too). " + ("Each cell is the median over the runs (TFLOP/s: of each; ours/cuDNN: of the "
                                     "ratio inside each run, with its range); met is decided on that median. "
-                                    if several else "") + f"{met} of {len(table)} rows met.\n")
+                                    if several else "") +
+          ("SM90 / cuDNN MHz / W / cap: the SM clock and board power of each phase (NVML means over the phase, "
+           "medians over the runs) and, where the records have it, cap: the fraction of its NVML samples with the "
+           "SW power-cap clock-event reason set (median over the runs); – where the records have none. "
+           if a.power else "") + f"{met} of {len(table)} rows met.\n")
+    cells = power_cells(runs) if a.power else {}
     print("| dtype | d | causal | seqlen | SM90 | cuDNN | ours/cuDNN | " + ("range | " if several else "") +
-          "F (FA3/cuDNN, stored) | target | met |")
-    print("|---|---|---|---|---|---|---|" + ("---|" if several else "") + "---|---|---|")
+          "F (FA3/cuDNN, stored) | target | met |" +
+          (" SM90 MHz / W / cap | cuDNN MHz / W / cap |" if a.power else ""))
+    print("|---|---|---|---|---|---|---|" + ("---|" if several else "") + "---|---|---|" +
+          ("---|---|" if a.power else ""))
     for dtype, d, causal, seqlen, ours, cudnn, ratio, f, goal, ok, lo, hi in table:
         spread = f"{lo:.2f}-{hi:.2f} | " if several else ""
+        extra = " {} | {} |".format(*cells[(dtype, d, causal, seqlen)]) if a.power else ""
         print(f"| {dtype} | {d} | {'yes' if causal else 'no'} | {seqlen} | {ours:.0f} | {cudnn:.0f} | {ratio:.2f} | "
-              f"{spread}{f:.2f} | {goal:.2f} | {'yes' if ok else 'no'} |")
+              f"{spread}{f:.2f} | {goal:.2f} | {'yes' if ok else 'no'} |{extra}")
     if a.plot:
         plot(table, a.plot, a.title)
     return 0

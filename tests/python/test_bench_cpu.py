@@ -309,6 +309,71 @@ def test_sm90_targets_plot(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def sm90_power_fixture(tmp_path):
+    """Three runs' results files and a peer JSON: d 128 non-causal 8k with ab_steady's clock keys (ours with
+    power_cap_frac, cuDNN without), causal 8k with bench.py's (ours without, cuDNN with) and 512 with none."""
+    clocks = {False: [(1644, 698.3, 0.97), (1650, 700.1, 0.95), (1630, 690.0, 1.0)],
+              True: [(1600, 680.0, 0.5), (1620, 690.0, 0.75), (1610, 685.0, 0.25)]}
+    paths = []
+    for i in range(3):
+        recs = []
+        for causal, (mhz, w, cap) in ((c, v[i]) for c, v in clocks.items()):
+            ours, cudnn = record("flashcute_sm90", 680.0 + i, causal=causal), record("sdpa_cudnn", 610.0, causal=causal)
+            if not causal:
+                ours.update(clock_mhz=mhz, power_w=w, power_cap_frac=cap)
+                cudnn.update(clock_mhz=mhz - 100, power_w=w + 40)
+            else:
+                ours.update(sm_clock_mhz=mhz, power_w=w)
+                cudnn.update(sm_clock_mhz=mhz + 100, power_w=w - 20, power_cap_frac=cap)
+            recs += [ours, cudnn]
+        recs += [record("flashcute_sm90", 430.0, seqlen=512), record("sdpa_cudnn", 490.0 + i, seqlen=512)]
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_text(json.dumps({"meta": {"runs": [{"date": "D", "git": f"round {i}"}]}, "records": recs}))
+    peers = tmp_path / "peers.json"
+    peers.write_text(json.dumps({"rows": [{"d": 128, "causal": c, "seqlen": s, "fwd": {"fa3": 660.0, "cudnn": 600.0}}
+                                          for c in (False, True) for s in (512, 8192)]}))
+    return [str(x) for x in paths] + ["--fa3-json", str(peers)]
+
+
+# sm90_targets.py's output on sm90_power_fixture before --power existed (HEAD e6b0684): without --power it stays so.
+SM90_TARGETS_NO_POWER = """\
+# SM90 forward against the issue-7 targets
+
+From 3 run(s) (D git round 0; D git round 1; D git round 2). Target: ours / cuDNN >= 1.05 x max(1, F) for seqlen \
+>= 2k and >= max(1, F) for 512 and 1k; F = FA3 / cuDNN from the stored peer JSON (bf16 rows, used for fp16 too). \
+Each cell is the median over the runs (TFLOP/s: of each; ours/cuDNN: of the ratio inside each run, with its range); \
+met is decided on that median. 0 of 3 rows met.
+
+| dtype | d | causal | seqlen | SM90 | cuDNN | ours/cuDNN | range | F (FA3/cuDNN, stored) | target | met |
+|---|---|---|---|---|---|---|---|---|---|---|
+| bf16 | 128 | no | 512 | 430 | 491 | 0.88 | 0.87-0.88 | 1.10 | 1.10 | no |
+| bf16 | 128 | no | 8192 | 681 | 610 | 1.12 | 1.11-1.12 | 1.10 | 1.16 | no |
+| bf16 | 128 | yes | 8192 | 681 | 610 | 1.12 | 1.11-1.12 | 1.10 | 1.16 | no |
+"""
+
+
+def test_sm90_targets_power_columns(tmp_path, capsys):
+    """--power adds ours' and cuDNN's "MHz / W / cap" (medians over the runs) from either clock key, the cap
+    only where the records have power_cap_frac, "–" without clock or power; without it the output is as before."""
+    import sm90_targets as t
+
+    argv = sm90_power_fixture(tmp_path)
+    assert t.main(argv) == 0
+    assert capsys.readouterr().out == SM90_TARGETS_NO_POWER
+    assert t.main(argv + ["--power"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "NVML means over the phase, medians over the runs" in lines[2] and "SW power-cap" in lines[2]
+    assert lines[4].endswith("| met | SM90 MHz / W / cap | cuDNN MHz / W / cap |")
+    assert lines[5] == "|" + "---|" * 13
+    cells = [ln.strip("| ").split(" | ") for ln in lines[6:]]
+    got = {(c[2], c[3]): c[-2:] for c in cells}
+    assert got[("no", "8192")] == ["1644 / 698 / 0.97", "1544 / 738"]   # ab_steady's clock_mhz
+    assert got[("yes", "8192")] == ["1610 / 685", "1710 / 665 / 0.50"]  # bench.py's sm_clock_mhz
+    assert got[("no", "512")] == ["–", "–"]                              # no clock or power
+    # One run's records as they are; a case without cuDNN beside ours has no pair to take clocks from.
+    assert t.power_cells([record("flashcute_sm90", 1.0, seqlen=512)]) == {("bf16", 128, False, 512): ("–", "–")}
+
+
 def test_ab_cli_report_pairs_rounds(tmp_path):
     import ab_cli_report
 
