@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Session 68, call 4 (the short form, after the module-building call 2 failed to start four times):
-# fp16 8k / 16k at the steady state (fp16: a CLI build of this tree, fp16, d 64 / 128 / 256, made on
-# the CPU machine) against cuDNN, 2 rounds, session 45's launches per phase; then bf16 rows that fall
-# short of their targets, 1 round, for NVML's clock-event reasons (the cap column).
-source bench/device_lib.sh
-call_setup
-bins fp16 main68 > $O/r/bins.txt
-export STEADY_DEADLINE=420
-STEADY_TIMEOUT=140 steady_part grid-fp16-8192 fp16 320 fp16 2 64:no:8192 64:yes:8192 128:no:8192 128:yes:8192 256:no:8192 256:yes:8192
-pack
-STEADY_TIMEOUT=110 steady_part grid-fp16-16384 fp16 160 fp16 2 64:no:16384 64:yes:16384 128:no:16384 128:yes:16384 256:no:16384 256:yes:16384
-pack
-STEADY_TIMEOUT=80 steady_part cap-bf16 main68 320 bf16 1 64:no:8192 64:yes:4096 128:no:4096 128:no:8192 128:yes:8192
-pack
-echo "all done at $SECONDS s"
+# Session 68, call 4 (the same warm H100; run as one command line, written out here): ncu's
+# SourceCounters (executed instructions per SASS line) of the forward kernel's first launch at 8k, to
+# check sass-census.md's static count against what runs. ncu_census.py (beside this) sums the CSVs.
+source bench/device_lib.sh; call_setup; B=build/vbin/main68/flashcute
+N=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1); mkdir -p $O/n
+go() {
+  tag=$1; shift
+  timeout 40 $N --clock-control none --kernel-name-base mangled --kernel-name regex:sm9010fwd_kernel --launch-count 1 \
+    --section SourceCounters --import-source no -f -o /tmp/$tag $B run --backend sm90 --dtype bf16 --batch 1 --heads 16 \
+    --iters 1 --check-heads 0 "$@" > $O/n/$tag.log 2>&1
+  echo "$tag rc=$? $SECONDS"
+  $N -i /tmp/$tag.ncu-rep --page source --print-source sass --csv > $O/n/$tag.csv 2>>$O/n/err.txt
+}
+go d64nc8k --d 64 --seqlen 8192; go d64c8k --d 64 --seqlen 8192 --causal; go d128nc8k --d 128 --seqlen 8192
+go d128nc8kNoWs --d 128 --seqlen 8192 --fwd-workspace no; go d128c8k --d 128 --seqlen 8192 --causal
+tar czf $O/ncu.tgz -C $O n; rm -rf $O/n $O/r
