@@ -544,27 +544,35 @@ def test_gpu_sampler_prefers_instant_power(monkeypatch):
     assert s.power_kind == "1 s average" and s._read()[1:] == (1700, 350.0, None)
 
 
-def test_gpu_sampler_instant_power_through_ctypes(monkeypatch):
-    import ctypes
-
-    bench = pytest.importorskip("bench")
+def fake_nvml_lib(handle_value, mhz_value, mw_value):
+    """A libnvidia-ml stand-in for the ctypes wrapper: init, the handle, the SM clock and the averaged power,
+    each answering through its ctypes pointer argument."""
 
     class FakeLib:
         def nvmlInit_v2(self):
             return 0
 
         def nvmlDeviceGetHandleByIndex_v2(self, index, handle):
-            handle._obj.value = 7
+            handle._obj.value = handle_value
             return 0
 
         def nvmlDeviceGetClockInfo(self, handle, clock, mhz):
-            mhz._obj.value = 1650
+            mhz._obj.value = mhz_value
             return 0
 
         def nvmlDeviceGetPowerUsage(self, handle, mw):
-            mw._obj.value = 300_000
+            mw._obj.value = mw_value
             return 0
 
+    return FakeLib
+
+
+def test_gpu_sampler_instant_power_through_ctypes(monkeypatch):
+    import ctypes
+
+    bench = pytest.importorskip("bench")
+
+    class FakeLib(fake_nvml_lib(7, 1650, 300_000)):
         def nvmlDeviceGetFieldValues(self, handle, count, values):
             assert count.value == 1 and values[0].fieldId == 186
             values[0].nvmlReturn = 0
@@ -662,22 +670,7 @@ def test_gpu_sampler_clock_event_reasons_through_ctypes(monkeypatch, symbol):
     import ctypes
 
     bench = pytest.importorskip("bench")
-
-    class FakeLib:
-        def nvmlInit_v2(self):
-            return 0
-
-        def nvmlDeviceGetHandleByIndex_v2(self, index, handle):
-            handle._obj.value = 5
-            return 0
-
-        def nvmlDeviceGetClockInfo(self, handle, clock, mhz):
-            mhz._obj.value = 1620
-            return 0
-
-        def nvmlDeviceGetPowerUsage(self, handle, mw):
-            mw._obj.value = 700_000
-            return 0
+    FakeLib = fake_nvml_lib(5, 1620, 700_000)
 
     def reasons(self, handle, mask):
         assert handle.value == 5 and isinstance(mask._obj, ctypes.c_ulonglong)
