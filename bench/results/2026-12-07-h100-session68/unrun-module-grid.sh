@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 68, not run (five failed machine starts between 01:44 and 02:35 UTC; session 67's device1.sh): the Python module of this tree (sm_90a, bf16 + fp16, d 64 / 128 / 256; no tests)
+# Session 68, not run (six failed machine starts between 01:44 and 02:35 UTC; session 67's device1.sh): the Python module of this tree (sm_90a, bf16 + fp16, d 64 / 128 / 256; no tests)
 # built on the machine's 16 cores, then scripts/gpu-grid at d 128 and d 64 (bench.py: ours beside
 # SDPA's cuDNN and FlashAttention-2 backends and FlexAttention, bf16 and fp16, 2 rounds). The module
 # comes back (py.tar.xz) so that later calls carry it instead of building again.
