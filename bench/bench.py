@@ -447,6 +447,7 @@ class _CtypesNvml:
                         ("value", Value)]
 
         self._field_value = FieldValue  # built once: the sampler's thread reads a field every few ms
+        self._reasons_fn = None  # (name, function) of the clock-event reasons call, looked up once
 
     def _check(self, rc, what):
         if rc != 0:
@@ -484,12 +485,15 @@ class _CtypesNvml:
     def nvmlDeviceGetCurrentClocksEventReasons(self, handle):
         """The clock-event reasons bitmask (NVML_CLOCKS_EVENT_REASON_*). Drivers before the "event" name
         export the same call, same mask, only as nvmlDeviceGetCurrentClocksThrottleReasons."""
-        for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
-            fn = getattr(self._lib, name, None)  # ctypes raises AttributeError for a symbol not exported
-            if fn is not None:
-                break
-        else:
-            raise RuntimeError("NVML has no nvmlDeviceGetCurrentClocksEventReasons (nor its older name)")
+        if self._reasons_fn is None:  # once, not on every sample: a missing symbol is a failed dlsym each time
+            for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
+                fn = getattr(self._lib, name, None)  # ctypes raises AttributeError for a symbol not exported
+                if fn is not None:
+                    self._reasons_fn = (name, fn)
+                    break
+            else:
+                raise RuntimeError("NVML has no nvmlDeviceGetCurrentClocksEventReasons (nor its older name)")
+        name, fn = self._reasons_fn
         mask = self._c.c_ulonglong()
         self._check(fn(handle, self._c.byref(mask)), name)
         return mask.value
@@ -521,7 +525,7 @@ class GpuSampler:
             self._nvml = pynvml
             self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
             self._instant = False
-            self._reasons = False
+            self._reasons = None  # the clock-event reasons call, where one answers
             self.power_kind = "1 s average"
             self._read()
         except Exception:  # no NVML, or it refuses: records carry no clock
@@ -537,10 +541,11 @@ class GpuSampler:
         # whose symbol this driver lacks): the first that answers here is the one the samples use.
         for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
             try:
-                getattr(pynvml, name)(self._handle)
+                call = getattr(pynvml, name)
+                call(self._handle)
             except Exception:
                 continue
-            self._reasons, self._reasons_call = True, name
+            self._reasons = call
             break
 
     @property
@@ -565,7 +570,7 @@ class GpuSampler:
         if not self._reasons:
             return None
         try:
-            return int(getattr(self._nvml, self._reasons_call)(self._handle))
+            return int(self._reasons(self._handle))
         except Exception:
             return None
 

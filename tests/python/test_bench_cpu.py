@@ -684,6 +684,7 @@ def test_gpu_sampler_clock_event_reasons_through_ctypes(monkeypatch, symbol):
     assert s._reasons and s._read()[1:] == (1620, 700.0, 0xC)
     got = bench.window_stats([s._read(), s._read()], 0.0, float("inf"))
     assert got["power_cap_frac"] == 1.0 and got["thermal_frac"] == 1.0
+    assert s._nvml._reasons_fn[0] == symbol  # the symbol looked up once, not on every sample
 
     monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLib())  # neither symbol: no reasons, still samples
     s = bench.GpuSampler(0)
