@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 68, call 2 (the short form, written after the module-building call (unrun-module-grid.sh) had failed to start
+# Session 68, call 2 (the short form, written after the module-building call (session 67's device1.sh) had failed to start
 # four times):
 # fp16 8k / 16k at the steady state (fp16: a CLI build of this tree, fp16, d 64 / 128 / 256, made on
 # the CPU machine) against cuDNN, 2 rounds, session 45's launches per phase; then bf16 rows that fall

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 68, not run (needs unrun-module-grid.sh's module; its fp16 parts ran in device2.sh): scripts/gpu-grid at d 64 and d 256 on call 2's Python module (carried as
+# Session 68, not run (needs the module of session 67's device1.sh; its fp16 parts ran in device2.sh): scripts/gpu-grid at d 64 and d 256 on call 2's Python module (carried as
 # build/py.tar.xz), then fp16 8k / 16k at the steady state (fp16: a CLI build of this tree, fp16,
 # d 64 / 128 / 256, made on the CPU machine) against cuDNN, 2 rounds, session 45's launches per phase.
 source bench/device_lib.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 68, not run (too little device time left; unrun-module-grid.sh cut to d 128): the Python module of this tree
+# Session 68, not run (too little device time left; session 67's device1.sh cut to d 128): the Python module of this tree
 # (sm_90a, bf16 + fp16, d 128 only; no tests) built on the machine's 16 cores, then scripts/gpu-grid
 # at d 128 (bench.py: ours beside SDPA's cuDNN and FlashAttention-2 backends and FlexAttention, bf16
 # and fp16, 2 rounds).
