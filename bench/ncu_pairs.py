@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""GPU time of flashcute and of PyTorch SDPA's FlashAttention-2 per case, measured by ncu at a fixed
-clock, so that the comparison is of work per clock, free of the power cap's clock swings that move
-bench.py's ratios by several percent from run to run (its records carry the clock each ran at).
+"""GPU time of flashcute and of a PyTorch SDPA backend (FlashAttention-2 by default, or cuDNN) per case,
+measured by ncu at a fixed clock, so that the comparison is of work per clock, free of the power cap's
+clock swings that move bench.py's ratios by several percent from run to run (its records carry the
+clock each ran at).
 
     python3 bench/ncu_pairs.py --pass fwd,bwd --d 64,128 --seqlen 2048,4096,8192,16384 [--backend sm80]
+    python3 bench/ncu_pairs.py --backend sm90 --peer sdpa_cudnn --dtype fp16 --d 64,128,256 \
+        --seqlen 512,1024,2048,4096,8192,16384 --records ncu-fp16.json
+    python3 bench/sm90_targets.py ncu-fp16.json --fa3-json PEERS_JSON   # issue 7's table at that clock
 
 Runs itself once under ncu (`--clock-control base`: the GPU's base clock, locked; `none` leaves
 the clock to the GPU) with one profiler window over all cases. Both are bound and called as bench.py
-does (its Impls: flashcute_sm80 / _sm90 and sdpa_flash). Every call of either is timed (every kernel
+does (its Impls: flashcute_sm80 / _sm90 and sdpa_flash / sdpa_cudnn). Every call of either is timed (every kernel
 it launches, summed: our backward's preprocess and postprocess count, as does whatever SDPA launches
 for FA2), `--calls` times per case, between marker kernels
 (torch.cuda._sleep) that tell the cases and implementations apart. The backward's window holds the
@@ -18,13 +22,16 @@ in BENCHMARKING.md's grid. Prints a markdown table (mean microseconds per call, 
 import argparse
 import csv
 import io
+import json
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 MARKER = "spin_kernel"  # torch.cuda._sleep's kernel
+PEERS = {"sdpa_flash": "FA2", "sdpa_cudnn": "cuDNN"}
 
 
 def cases(a):
@@ -42,15 +49,16 @@ def inner(a):
     from bench import Impls
     from bench_grid import shape_for
 
-    names = [f"flashcute_{a.backend}", "sdpa_flash"]
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
+    names = [f"flashcute_{a.backend}", a.peer]
     impls = Impls(torch, flashcute, names, no_flex=True)
     if impls.names != names:
         sys.exit(f"ncu_pairs: {'; '.join(impls.notes)}")
     torch.manual_seed(0)
     for which, d, causal, s in cases(a):
         b, h = shape_for(s, d)
-        q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-        dout = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+        q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype, requires_grad=True) for _ in range(3))
+        dout = torch.randn(b, s, h, d, device="cuda", dtype=dtype)
         calls = []
         for name in names:  # bench.py's bindings, each called in its own context (the pinned path, SDPA's backend)
             prep = impls.prepare(name, q, k, v, dout, causal)
@@ -94,8 +102,9 @@ def kernel_times(csv_text):
     return [(r[name_i], float(r[t_i].replace(",", "")) * scale) for r in body]
 
 
-def table(a, times):
-    # Segments between markers: for each case, ours then FA2; the trailing marker closes the case.
+def pairs(a, times):
+    """[(pass, d, causal, seqlen, ours us, peer us)] per case: the mean GPU time per call of each."""
+    # Segments between markers: for each case, ours then the peer; the trailing marker closes the case.
     segs, cur = [], None
     for name, us in times:
         if MARKER in name:
@@ -104,18 +113,48 @@ def table(a, times):
             cur = []
         elif cur is not None:
             cur.append(us)
-    out = [f"ncu --clock-control {a.clock}; mean GPU time per call of {a.calls} (every kernel of the call)", "",
-           "| pass | d | causal | seqlen | ours us | FA2 us | FA2 / ours |", "|---|---|---|---|---|---|---|"]
+    out = []
     i = 0
     for which, d, causal, s in cases(a):
-        ours, fa2 = segs[i] if i < len(segs) else [], segs[i + 1] if i + 1 < len(segs) else []
-        i += 2  # the marker after FA2's calls opens the next case's ours segment (a closing one stays empty)
+        ours, peer = segs[i] if i < len(segs) else [], segs[i + 1] if i + 1 < len(segs) else []
+        i += 2  # the marker after the peer's calls opens the next case's ours segment (a closing one stays empty)
         if i < len(segs) and not segs[i]:
             i += 1
-        to, tf = sum(ours) / a.calls, sum(fa2) / a.calls
-        ratio = f"{tf / to:.3f}" if to > 0 and tf > 0 else "n/a"
-        out.append(f"| {which} | {d} | {'yes' if causal else 'no'} | {s} | {to:.1f} | {tf:.1f} | {ratio} |")
+        out.append((which, d, causal, s, sum(ours) / a.calls, sum(peer) / a.calls))
+    return out
+
+
+def table(a, times):
+    peer = PEERS[getattr(a, "peer", "sdpa_flash")]
+    out = [f"ncu --clock-control {a.clock}; {getattr(a, 'dtype', 'bf16')}; mean GPU time per call of {a.calls} "
+           "(every kernel of the call)", "",
+           f"| pass | d | causal | seqlen | ours us | {peer} us | {peer} / ours |", "|---|---|---|---|---|---|---|"]
+    for which, d, causal, s, to, tp in pairs(a, times):
+        ratio = f"{tp / to:.3f}" if to > 0 and tp > 0 else "n/a"
+        out.append(f"| {which} | {d} | {'yes' if causal else 'no'} | {s} | {to:.1f} | {tp:.1f} | {ratio} |")
     return "\n".join(out)
+
+
+def records(a, times):
+    """bench.py records (one per implementation and case with a time) of the forward cases: TFLOP/s from the
+    mean GPU time per call, so bench/sm90_targets.py makes issue 7's table at ncu's clock."""
+    from bench_grid import fwd_flops, shape_for
+
+    recs = []
+    for which, d, causal, s, to, tp in pairs(a, times):
+        if which != "fwd":
+            continue
+        b, h = shape_for(s, d)
+        flops = fwd_flops(b, h, s, s, d, causal=causal)
+        for impl, us in ((f"flashcute_{a.backend}", to), (a.peer, tp)):
+            if us > 0:
+                recs.append({"impl": impl, "pass": "fwd", "dtype": a.dtype, "d": d, "causal": causal, "seqlen": s,
+                             "batch": b, "heads": h, "status": "ok", "tflops": flops / (us * 1e-6) / 1e12,
+                             "time_us": us, "reps": a.calls})
+    method = (f"ncu_pairs: ncu --clock-control {a.clock}, mean GPU time of {a.calls} calls per implementation "
+              "(every kernel of the call), L2 flushed before each kernel (ncu's default)")
+    return {"meta": {"runs": [{"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "git": "ncu_pairs",
+                               "method": method}]}, "records": recs}
 
 
 def main():
@@ -124,6 +163,9 @@ def main():
     ap.add_argument("--d", default="64,128")
     ap.add_argument("--seqlen", default="2048,4096,8192,16384")
     ap.add_argument("--backend", default="sm80", choices=("sm80", "sm90"), help="flashcute forward path")
+    ap.add_argument("--peer", default="sdpa_flash", choices=tuple(PEERS), help="the SDPA backend beside ours")
+    ap.add_argument("--dtype", default="bf16", choices=("bf16", "fp16"))
+    ap.add_argument("--records", default=None, help="also write the forward cases as bench.py records (JSON) here")
     ap.add_argument("--calls", type=int, default=3, help="timed calls per implementation and case")
     ap.add_argument("--clock", default="base", choices=("base", "none"), help="ncu --clock-control")
     ap.add_argument("--ncu", default="ncu")
@@ -134,12 +176,17 @@ def main():
         return 0
     cmd = [a.ncu, "--profile-from-start", "off", "--clock-control", a.clock, "--metrics", "gpu__time_duration.sum",
            "--csv", "--page", "raw", sys.executable, os.path.abspath(__file__), "--inner", "--pass", a.passes,
-           "--d", a.d, "--seqlen", a.seqlen, "--backend", a.backend, "--calls", str(a.calls)]
+           "--d", a.d, "--seqlen", a.seqlen, "--backend", a.backend, "--peer", a.peer, "--dtype", a.dtype,
+           "--calls", str(a.calls)]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         sys.stderr.write(run.stdout[-4000:] + run.stderr[-4000:])
         return run.returncode
-    print(table(a, kernel_times(run.stdout)))
+    times = kernel_times(run.stdout)
+    print(table(a, times))
+    if a.records:
+        with open(a.records, "w") as f:
+            json.dump(records(a, times), f, indent=1)
     return 0
 
 

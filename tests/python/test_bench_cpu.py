@@ -745,6 +745,21 @@ def test_ncu_pairs_table_from_csv():
                     "| fwd | 64 | no | 4096 | 1011.0 | 1211.0 | 1.198 |",
                     "| fwd | 64 | yes | 2048 | 1012.0 | 1212.0 | 1.198 |",
                     "| fwd | 64 | yes | 4096 | 1013.0 | 1213.0 | 1.197 |"]
+    # Beside cuDNN, in fp16: the column names the peer, and the records carry TFLOP/s from the mean time.
+    c = argparse.Namespace(passes="fwd", d="64", seqlen="2048,4096", calls=3, clock="base", peer="sdpa_cudnn",
+                           dtype="fp16", backend="sm90")
+    assert "| cuDNN us | cuDNN / ours |" in ncu_pairs.table(c, times)
+    recs = ncu_pairs.records(c, times)["records"]
+    assert len(recs) == 8 and {r["impl"] for r in recs} == {"flashcute_sm90", "sdpa_cudnn"}
+    first = recs[0]  # d 64 non-causal 2048: batch 8, heads 32, ours 1010 us per call
+    assert (first["dtype"], first["seqlen"], first["causal"]) == ("fp16", 2048, False)
+    assert first["tflops"] == pytest.approx(4 * 8 * 32 * 2048 * 2048 * 64 / 1010e-6 / 1e12)
+    causal = [r for r in recs if r["causal"] and r["seqlen"] == 2048 and r["impl"] == "sdpa_cudnn"][0]
+    assert causal["tflops"] == pytest.approx(2 * 8 * 32 * 2048 * 2048 * 64 / 1212e-6 / 1e12)
+    sm90_targets = pytest.importorskip("sm90_targets")
+    fa3 = {(64, False, 2048, "fwd"): {"fa3": 469, "cudnn": 465}}
+    got = sm90_targets.rows([recs], fa3)
+    assert len(got) == 1 and got[0][6] == pytest.approx(1210 / 1010)
 
 
 def fake_sampler(clock_mhz, power_w, *reasons):
