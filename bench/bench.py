@@ -207,17 +207,7 @@ def environment(torch, flashcute, args, argv):
                       "power_cap_frac, thermal_frac: the fraction of samples with NVML's SW power cap, or a "
                       "thermal or hardware slowdown, as clock-event reason, where NVML gives reasons)")),
     }
-    try:
-        meta["git"] = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                     text=True, timeout=10).stdout.strip() or None
-        # A working tree that differs from HEAD (local edits, or a copied tree whose .git is older than
-        # its files) is marked, so the hash is never taken for the code that ran.
-        changed = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
-                                 capture_output=True, text=True, timeout=10).stdout.strip()
-        if meta["git"] and changed:
-            meta["git"] += "+dirty"
-    except Exception:
-        meta["git"] = None
+    meta["git"] = grid.git_revision(REPO)
     return meta
 
 

@@ -9,6 +9,7 @@ FLOPs (the FlashAttention papers' convention, one formula for the whole project)
     bwd     = 2.5 * fwd
     fwd+bwd = 3.5 * fwd
 """
+import subprocess
 
 TOKENS, HIDDEN = 16384, 2048
 DTYPES = ("bf16", "fp16")
@@ -127,3 +128,17 @@ def estimate_seconds(cases, passes, impls, warmup=3, rep_ms=100.0, min_reps=5, m
                 n = calls_per_measurement(ms, warmup, rep_ms, min_reps, max_reps, rounds)
                 total += n * ms * 1e-3 + _OVERHEAD_S + _FIRST_CALL_S.get((impl, p), 0.0)
     return total + 20.0 + 0.5 * len(cases)  # torch import + CUDA init; inputs per case
+
+
+def git_revision(repo):
+    """The short commit of the tree at `repo`, with "+dirty" where its tracked files differ from that
+    commit (local edits, or a copied tree whose .git is older than its files), so that a hash is never
+    taken for code that did not run; None where git or the repository is missing."""
+    try:
+        rev = subprocess.run(["git", "-C", repo, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             timeout=10).stdout.strip() or None
+        changed = subprocess.run(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"],
+                                 capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev + "+dirty" if rev and changed else rev

@@ -138,7 +138,7 @@ def table(a, times):
 def records(a, times):
     """bench.py records (one per implementation and case with a time) of the forward cases: TFLOP/s from the
     mean GPU time per call, so bench/sm90_targets.py makes issue 7's table at ncu's clock."""
-    from bench_grid import fwd_flops, shape_for
+    from bench_grid import fwd_flops, git_revision, shape_for
 
     recs = []
     for which, d, causal, s, to, tp in pairs(a, times):
@@ -153,8 +153,9 @@ def records(a, times):
                              "time_us": us, "reps": a.calls})
     method = (f"ncu_pairs: ncu --clock-control {a.clock}, mean GPU time of {a.calls} calls per implementation "
               "(every kernel of the call), L2 flushed before each kernel (ncu's default)")
-    return {"meta": {"runs": [{"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "git": "ncu_pairs",
-                               "method": method}]}, "records": recs}
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "git": git_revision(repo), "method": method}
+    return {"meta": {"runs": [run]}, "records": recs}
 
 
 def main():

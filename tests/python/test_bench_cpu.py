@@ -749,7 +749,11 @@ def test_ncu_pairs_table_from_csv():
     c = argparse.Namespace(passes="fwd", d="64", seqlen="2048,4096", calls=3, clock="base", peer="sdpa_cudnn",
                            dtype="fp16", backend="sm90")
     assert "| cuDNN us | cuDNN / ours |" in ncu_pairs.table(c, times)
-    recs = ncu_pairs.records(c, times)["records"]
+    doc = ncu_pairs.records(c, times)
+    run = doc["meta"]["runs"][0]
+    assert "--clock-control base" in run["method"]
+    assert run["git"] == grid.git_revision(os.path.dirname(os.path.dirname(ncu_pairs.__file__)))
+    recs = doc["records"]
     assert len(recs) == 8 and {r["impl"] for r in recs} == {"flashcute_sm90", "sdpa_cudnn"}
     first = recs[0]  # d 64 non-causal 2048: batch 8, heads 32, ours 1010 us per call
     assert (first["dtype"], first["seqlen"], first["causal"]) == ("fp16", 2048, False)
@@ -1276,3 +1280,21 @@ def test_device_lib_gpu_check(tmp_path):
     assert first == f"steps=[build tests pytest] runner=gtest cmake=[-DFLASHCUTE_ARCHS=90a] cutlass=none out={tmp_path}/out/r/gc"
     assert (tmp_path / "out" / "r" / "gc" / "tests.log").read_text() == "ok\n"
     assert not (tmp_path / "out" / "r" / "gc" / "build.log.gz").exists()
+
+
+def test_git_revision(tmp_path):
+    """The commit recorded in bench.py's and ncu_pairs.py's meta: None outside a repository, the short
+    hash of a clean tree, and "+dirty" once a tracked file differs from it."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    assert grid.git_revision(str(tmp_path)) is None
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    (tmp_path / "f").write_text("a")
+    for cmd in (["init", "-q"], ["add", "f"], ["commit", "-qm", "x"]):
+        subprocess.run(["git", "-C", str(tmp_path), *cmd], check=True, env=env)
+    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert grid.git_revision(str(tmp_path)) == head
+    (tmp_path / "f").write_text("b")
+    assert grid.git_revision(str(tmp_path)) == head + "+dirty"
