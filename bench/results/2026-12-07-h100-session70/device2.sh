@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 70, call 2: call 1's locked-clock grid again (bf16 and fp16 at ncu's base clock), with 5 calls
-# per kernel instead of 3, on a fresh machine: how far the locked-clock ratios move from one run to the
+# per kernel instead of 3, on the same (warm) machine: how far the locked-clock ratios move from one run to the
 # next. Same module build as call 1 (build/lib90.tar.xz); no pytest.
 source bench/device_lib.sh
 call_setup
