@@ -11,6 +11,8 @@
 #   chk 128 "--seqlen 777 --causal" ... # any other checks, one argument string each
 #   steady_part ab64-c2k base,$V 1200 bf16 3 64:yes:2048 # ab_steady of $V against base and cuDNN
 #   gpu_check                          # scripts/gpu-check (sm_90a build, GPU tests, pytest) into $O/r/gc
+#   prebuilt_module                    # the Python module on the carried build/lib90.tar.xz; PYTHONPATH
+#   timeout $(left 200) CMD            # at most 200 s, and never past ${DEADLINE:-580} s into the call
 #   pack                               # $O/r with paths rewritten, into $O/r.tgz
 #
 # Every line starts with rc=<exit status>; a check passes when rc=0 (`flashcute run` exits non-zero
@@ -175,4 +177,28 @@ steady_part() {
     --iters "$n" --rounds "$rounds" --dtype "$dt" --out "$O/r/$name.md" --records "$O/r/$name" > "$O/r/$name.log" 2>&1
   echo "$name rc=$? ($((SECONDS - t0)) s)"
   grep "^| [0-9]" "$O/r/$name.md"  # the data rows (a row starts with its head dim)
+}
+
+# left N: seconds a step may take: N, or fewer so that it ends ${DEADLINE:-580} s into the call (at least 1),
+# so that pack still runs before the call's limit.
+left() {
+  local l=$(( ${DEADLINE:-580} - SECONDS ))
+  (( l > $1 )) && l=$1
+  (( l < 1 )) && l=1
+  echo $l
+}
+
+# prebuilt_module: the Python module of this tree linked against the carried build/lib90.tar.xz
+# (libflashcute.a built on the CPU machine, -DFLASHCUTE_PREBUILT_LIBRARY: no kernel compiles here) in
+# build/gpu, its log in $O/r/build.log; exports PYTHONPATH to it. Returns the build's status.
+prebuilt_module() {
+  local t0=$SECONDS rc
+  mkdir -p build/prebuilt && tar xJf build/lib90.tar.xz -C build/prebuilt
+  cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHCUTE_PREBUILT_LIBRARY="$PWD/build/prebuilt/libflashcute.a" \
+    -DFLASHCUTE_BUILD_PYTHON=ON -DFLASHCUTE_BUILD_TESTS=OFF -DFLASHCUTE_BUILD_APPS=OFF > "$O/r/build.log" 2>&1 \
+    && cmake --build build/gpu --target flashcute_ext -j16 >> "$O/r/build.log" 2>&1
+  rc=$?
+  echo "build rc=$rc ($((SECONDS - t0)) s)"
+  export PYTHONPATH=$PWD/build/gpu/python
+  return $rc
 }

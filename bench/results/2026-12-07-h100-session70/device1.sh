@@ -9,14 +9,8 @@
 # DEADLINE (default 580): seconds after which every step is cut, so that pack still runs.
 source bench/device_lib.sh
 call_setup
-left() { local l=$(( ${DEADLINE:-580} - SECONDS )); (( l > $1 )) && l=$1; (( l < 1 )) && l=1; echo $l; }
-t0=$SECONDS
-mkdir -p build/prebuilt && tar xJf build/lib90.tar.xz -C build/prebuilt
-cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHCUTE_PREBUILT_LIBRARY="$PWD/build/prebuilt/libflashcute.a" \
-  -DFLASHCUTE_BUILD_PYTHON=ON -DFLASHCUTE_BUILD_TESTS=OFF -DFLASHCUTE_BUILD_APPS=OFF > "$O/r/build.log" 2>&1 \
-  && cmake --build build/gpu --target flashcute_ext -j16 >> "$O/r/build.log" 2>&1
-echo "build rc=$? ($((SECONDS - t0)) s)"
-export PYTHONPATH=$PWD/build/gpu/python
+DEADLINE=${DEADLINE:-580}
+prebuilt_module
 python3 -c 'import flashcute._C as C; print(C.build_config())' 2>&1 | tee "$O/r/build_config.txt"
 nvidia-smi -q -d CLOCK > "$O/r/clocks-before.txt" 2>&1
 G="--backend sm90 --peer sdpa_cudnn --d 64,128,256 --seqlen 512,1024,2048,4096,8192,16384 --calls 3"

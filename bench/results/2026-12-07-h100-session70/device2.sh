@@ -4,14 +4,8 @@
 # next. Same module build as call 1 (build/lib90.tar.xz); no pytest.
 source bench/device_lib.sh
 call_setup
-left() { local l=$(( ${DEADLINE:-400} - SECONDS )); (( l > $1 )) && l=$1; (( l < 1 )) && l=1; echo $l; }
-t0=$SECONDS
-mkdir -p build/prebuilt && tar xJf build/lib90.tar.xz -C build/prebuilt
-cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHCUTE_PREBUILT_LIBRARY="$PWD/build/prebuilt/libflashcute.a" \
-  -DFLASHCUTE_BUILD_PYTHON=ON -DFLASHCUTE_BUILD_TESTS=OFF -DFLASHCUTE_BUILD_APPS=OFF > "$O/r/build.log" 2>&1 \
-  && cmake --build build/gpu --target flashcute_ext -j16 >> "$O/r/build.log" 2>&1
-echo "build rc=$? ($((SECONDS - t0)) s)"
-export PYTHONPATH=$PWD/build/gpu/python
+DEADLINE=${DEADLINE:-400}
+prebuilt_module
 G="--backend sm90 --peer sdpa_cudnn --d 64,128,256 --seqlen 512,1024,2048,4096,8192,16384 --calls 5"
 for dt in bf16 fp16; do
   t1=$SECONDS
