@@ -1282,6 +1282,45 @@ def test_device_lib_gpu_check(tmp_path):
     assert not (tmp_path / "out" / "r" / "gc" / "build.log.gz").exists()
 
 
+def test_device_lib_left_and_prebuilt_module(tmp_path):
+    """left: a step's seconds, capped so that it ends DEADLINE s into the call (at least 1). prebuilt_module:
+    the carried library unpacked, cmake configured for the module alone on it and built, the log in
+    $O/r/build.log, PYTHONPATH exported, cmake's status returned."""
+    repo = tmp_path / "repo"
+    (repo / "build").mkdir(parents=True)
+    (repo / "build" / "libflashcute.a").write_text("lib\n")
+    subprocess.run(["tar", "cJf", "build/lib90.tar.xz", "-C", "build", "libflashcute.a"], cwd=repo, check=True)
+    stub_dir = tmp_path / "stub"
+    stub_dir.mkdir()
+    (stub_dir / "cmake").write_text('#!/usr/bin/env bash\necho "cmake $*" >> "$ARGS_FILE"\n'
+                                    '[ "$1" = --build ] && exit "${BUILD_RC:-0}"; exit 0\n')
+    (stub_dir / "cmake").chmod(0o755)
+    script = f"""
+        set -u
+        source '{BENCH / "device_lib.sh"}'
+        cd '{repo}'
+        O='{tmp_path}/out'; mkdir -p "$O/r"
+        SECONDS=100; DEADLINE=300 left 150; SECONDS=100; DEADLINE=200 left 150
+        SECONDS=100; DEADLINE=50 left 150; SECONDS=100; unset DEADLINE; left 150
+        export PATH='{stub_dir}':$PATH ARGS_FILE='{tmp_path}/args.txt'
+        prebuilt_module; echo "returned $? $PYTHONPATH"
+        BUILD_RC=2 prebuilt_module > /dev/null; echo "returned $?"
+    """
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    lines = out.stdout.splitlines()
+    assert [int(x) for x in lines[:4]] == [150, 100, 1, 150]
+    assert lines[4].startswith("build rc=0 (") and lines[5] == f"returned 0 {repo}/build/gpu/python"
+    assert lines[6] == "returned 2"
+    assert (repo / "build" / "prebuilt" / "libflashcute.a").read_text() == "lib\n"
+    calls = (tmp_path / "args.txt").read_text().splitlines()
+    configure = calls[0].split()
+    assert f"-DFLASHCUTE_PREBUILT_LIBRARY={repo}/build/prebuilt/libflashcute.a" in configure
+    for flag in ("-DFLASHCUTE_BUILD_PYTHON=ON", "-DFLASHCUTE_BUILD_TESTS=OFF", "-DFLASHCUTE_BUILD_APPS=OFF"):
+        assert flag in configure
+    assert calls[1].split()[1:5] == ["--build", "build/gpu", "--target", "flashcute_ext"]
+    assert (tmp_path / "out" / "r" / "build.log").is_file()
+
+
 def test_git_revision(tmp_path):
     """The commit recorded in bench.py's and ncu_pairs.py's meta: None outside a repository, the short
     hash of a clean tree, and "+dirty" once a tracked file differs from it."""
