@@ -40,24 +40,36 @@ def fwd_records(runs):
     return by_case
 
 
-def power_cells(runs):
-    """{(dtype, d, causal, seqlen): (ours cell, cuDNN cell)}, each "MHz / W / cap": the medians over the runs
-    that have both (those rows() takes) of the phase's SM clock (ab_steady's clock_mhz, bench.py's
-    sm_clock_mhz), its power and, where the records have it, power_cap_frac; "–" without clock or power."""
+def phase_medians(runs):
+    """{(dtype, d, causal, seqlen): {impl: (MHz, W, cap)}} for ours and cuDNN: the medians over the runs that
+    have both (those rows() takes) of the phase's SM clock (ab_steady's clock_mhz, bench.py's sm_clock_mhz),
+    its power and power_cap_frac; None for a field no record has."""
     out = {}
     for case, per_run in fwd_records(runs).items():
         both = [t for t in per_run.values() if "flashcute_sm90" in t and "sdpa_cudnn" in t]
-        cells = []
+        out[case] = {}
         for impl in ("flashcute_sm90", "sdpa_cudnn"):
             recs = [t[impl] for t in both]
-            clock = [x for x in (r.get("clock_mhz", r.get("sm_clock_mhz")) for r in recs) if x is not None]
-            power = [r["power_w"] for r in recs if r.get("power_w") is not None]
-            cap = [r["power_cap_frac"] for r in recs if r.get("power_cap_frac") is not None]
-            if not clock and not power:
+            fields = ([r.get("clock_mhz", r.get("sm_clock_mhz")) for r in recs], [r.get("power_w") for r in recs],
+                      [r.get("power_cap_frac") for r in recs])
+            out[case][impl] = tuple(statistics.median(v) if v else None
+                                    for v in ([x for x in f if x is not None] for f in fields))
+    return out
+
+
+def power_cells(runs):
+    """{(dtype, d, causal, seqlen): (ours cell, cuDNN cell)}, each "MHz / W / cap" of phase_medians (cap only
+    where the records have it); "–" without clock or power."""
+    out = {}
+    for case, per_impl in phase_medians(runs).items():
+        cells = []
+        for impl in ("flashcute_sm90", "sdpa_cudnn"):
+            clock, power, cap = per_impl[impl]
+            if clock is None and power is None:
                 cells.append("–")
                 continue
-            cell = " / ".join(f"{statistics.median(v):.0f}" if v else "–" for v in (clock, power))
-            cells.append(cell + (f" / {statistics.median(cap):.2f}" if cap else ""))
+            cell = " / ".join(f"{v:.0f}" if v is not None else "–" for v in (clock, power))
+            cells.append(cell + (f" / {cap:.2f}" if cap is not None else ""))
         out[case] = tuple(cells)
     return out
 

@@ -9,7 +9,6 @@
 # DEADLINE (default 580): seconds after which every step is cut, so that pack still runs.
 source bench/device_lib.sh
 call_setup
-DEADLINE=${DEADLINE:-580}
 prebuilt_module
 python3 -c 'import flashcute._C as C; print(C.build_config())' 2>&1 | tee "$O/r/build_config.txt"
 nvidia-smi -q -d CLOCK > "$O/r/clocks-before.txt" 2>&1

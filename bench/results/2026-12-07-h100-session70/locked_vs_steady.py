@@ -12,7 +12,6 @@ two), and the target.
 import argparse
 import json
 import os
-import statistics
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -25,17 +24,6 @@ def load(paths):
     return [json.load(open(p))["records"] for p in paths]
 
 
-def clocks(runs):
-    out = {}
-    for case, per_run in sm90_targets.fwd_records(runs).items():
-        both = [t for t in per_run.values() if "flashcute_sm90" in t and "sdpa_cudnn" in t]
-        c = [(t["flashcute_sm90"].get("clock_mhz"), t["sdpa_cudnn"].get("clock_mhz")) for t in both]
-        c = [x for x in c if x[0] and x[1]]
-        if c:
-            out[case] = (statistics.median(x[0] for x in c), statistics.median(x[1] for x in c))
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--locked", nargs="+", required=True)
@@ -46,24 +34,23 @@ def main():
     locked = {r[:4]: r for r in sm90_targets.rows(load(a.locked), fa3)}
     steady_runs = load(a.steady)
     steady = {r[:4]: r for r in sm90_targets.rows(steady_runs, fa3)}
-    clk = clocks(steady_runs)
+    medians = sm90_targets.phase_medians(steady_runs)
     lines = ["| dtype | d | causal | seqlen | locked ours TFLOP/s | locked ours / cuDNN | steady ours / cuDNN | "
              "steady MHz ours / cuDNN | steady x clock ratio | target | met locked | met steady |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    n_locked = n_steady = 0
     for key in sorted(set(locked) | set(steady)):
         lr, sr = locked.get(key), steady.get(key)
-        tgt = (lr or sr)[8]
-        lm = lr is not None and lr[6] >= tgt
-        sm = sr is not None and sr[6] >= tgt
-        n_locked += lm
-        n_steady += sm
-        c = clk.get(key)
-        scaled = f"{sr[6] * c[1] / c[0]:.2f}" if sr and c else "–"
-        lines.append(f"| {key[0]} | {key[1]} | {'yes' if key[2] else 'no'} | {key[3]} | "
-                     f"{lr[4]:.0f} | {lr[6]:.2f} | " if lr else f"| {key[0]} | {key[1]} | {'yes' if key[2] else 'no'} | {key[3]} | – | – | ")
-        lines[-1] += (f"{sr[6]:.2f} | {c[0]:.0f} / {c[1]:.0f} | " if sr and c else (f"{sr[6]:.2f} | – | " if sr else "– | – | "))
-        lines[-1] += f"{scaled} | {tgt:.2f} | {'yes' if lm else 'no'} | {'yes' if sm else ('no' if sr else '–')} |"
+        m = medians.get(key, {})
+        ours_mhz, cudnn_mhz = (m.get(impl, (None,))[0] for impl in ("flashcute_sm90", "sdpa_cudnn"))
+        clk = sr is not None and ours_mhz is not None and cudnn_mhz is not None
+        cells = [key[0], key[1], "yes" if key[2] else "no", key[3],
+                 f"{lr[4]:.0f}" if lr else "–", f"{lr[6]:.2f}" if lr else "–", f"{sr[6]:.2f}" if sr else "–",
+                 f"{ours_mhz:.0f} / {cudnn_mhz:.0f}" if clk else "–",
+                 f"{sr[6] * cudnn_mhz / ours_mhz:.2f}" if clk else "–", f"{(lr or sr)[8]:.2f}",
+                 ("yes" if lr[9] else "no") if lr else "–", ("yes" if sr[9] else "no") if sr else "–"]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    n_locked = sum(r[9] for r in locked.values())
+    n_steady = sum(r[9] for r in steady.values())
     print(f"Met: {n_locked} of {len(locked)} rows at the locked clock; {n_steady} of {len(steady)} at the steady state.\n")
     print("\n".join(lines))
 
