@@ -843,7 +843,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       }
 
       // kQRegs: this warpgroup's rows of Q into registers (the S wgmmas' A operand) now that they
-      // landed; Q's space is freed after the first S below.
+      // landed; with kQRegsFree Q's space is freed after the first S below.
       if constexpr (Tr::kQRegs) {
         typename Tr::SmemCopyQ smem_copy_q;
         auto thr_copy_q = smem_copy_q.get_thread_slice(ctid);
@@ -882,7 +882,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
         // kQRegs: this thread's ldmatrix reads of sQ have returned (this S consumed their registers),
         // so it frees Q's space (with kWgQ its warpgroup's slice) for the next tile's Q; the fence
         // orders the generic-proxy reads before the TMA's async-proxy writes.
-        if constexpr (Tr::kQRegs) {
+        if constexpr (Tr::kQRegsFree) {
           cutlass::arch::fence_view_async_shared();
           Barrier::arrive(&ss.barrier_q_empty[Tr::kWgQ ? cwg : 0]);
         }
@@ -989,7 +989,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
       release(pipeline_v, ss.pipeline_v, read_prev);
     }
 
-    if constexpr (Tr::kSeparateO && !Tr::kEarlyQ && !Tr::kQRegs) {
+    if constexpr (Tr::kSeparateO && !Tr::kEarlyQ && !Tr::kQRegsFree) {
       // Every wgmma that read sQ has completed (waited on above): the next tile's Q may land while
       // this tile's epilogue runs. Only the async proxy touched sQ, so no proxy fence is needed (nor
       // after the early arrival of kEarlyQ).

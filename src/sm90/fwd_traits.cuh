@@ -78,9 +78,14 @@ struct FwdTraits {
   // S = Q K^T: both operands K-major in smem. O += P V: P from registers, V^T (d, block_n) is
   // MN-major in smem (d contiguous). Consumer warpgroups stacked along M.
   using WgLayout = cute::Layout<cute::Shape<cute::Int<kConsumerWgs>, cute::_1, cute::_1>>;
-  // kQRegs (the config's q_regs: the short tiles' persistent overlapped kernels with O in its own
-  // smem, no speculative exps, which read Q from smem): Q from registers instead, loaded once per tile.
-  static constexpr bool kQRegs = C.q_regs && kOverlap && kPersistent && !C.spec_exp;
+  // kQRegs (the config's q_regs): Q from registers instead, loaded once per tile. Two forms. The
+  // short tiles' (short_q_regs: persistent, overlapped, O in its own smem, no speculative exps, which
+  // read Q from smem) frees Q's space after the tile's first S. kQRegsKeepSq (main_q_regs: any
+  // overlapped kernel) keeps sQ until the release it would have without Q in registers, so the
+  // speculative exps' recompute may still read it.
+  static constexpr bool kQRegsKeepSq = C.q_regs && C.q_regs_keep_sq && kOverlap;
+  static constexpr bool kQRegs = kQRegsKeepSq || (C.q_regs && kOverlap && kPersistent && !C.spec_exp);
+  static constexpr bool kQRegsFree = kQRegs && !kQRegsKeepSq;  // Q's space freed after the first S
   template <int kN>
   using QKOp = std::conditional_t<
       kQRegs, decltype(cute::GMMA::rs_op_selector<Element, Element, float, cute::Shape<cute::_64, cute::Int<kN>, HeadDim>>()),
@@ -147,8 +152,8 @@ struct FwdTraits {
   // overlapped loop with O in its own smem, not with per-warpgroup key ranges except where O is
   // split (the plain loop and those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
   // (kQRegs frees Q's space after the tile's first S instead.)
-  static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && (!kWgKeyBlocks || kSplitO) && !kQRegs;
-  static_assert(!kQRegs || kSeparateO, "Q in registers: O needs its own smem (Q's space is freed after the first S)");
+  static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && (!kWgKeyBlocks || kSplitO) && !kQRegsFree;
+  static_assert(!kQRegsFree || kSeparateO, "Q in registers: O needs its own smem (Q's space is freed after the first S)");
   // Q in per-warpgroup slices (tile_config.h's FLASHCUTE_SM90_FWD_WG_Q): the persistent kernels with
   // per-warpgroup key blocks and the whole of O in its own smem (Q's space is freed after each
   // warpgroup's last P V, not at the early release). kMirrorRows: every second tile of a CTA hands

@@ -126,8 +126,16 @@ struct FwdTileConfig {
   // 64-key products read only K from smem, and Q's space is freed after the tile's first S
   // (fwd_traits.cuh: kQRegs).
   bool short_q_regs = false;
-  // Set by for_kernel, not in the rows: this instantiation holds Q in registers (short_q_regs).
+  // The row's non-persistent overlapped kernels (not the softcap/ALiBi one) hold each
+  // consumer warpgroup's 64 rows of Q in registers too (S = Q K^T with A from registers, loaded once
+  // per tile by ldmatrix), so every S reads only K from smem: at d 128, 64 bytes of shared memory
+  // per tensor cycle for S instead of 96. Unlike short_q_regs, Q's smem stays until the row's usual
+  // release (the speculative exps' rare recompute reads it). fwd_traits.cuh: kQRegs, kQRegsKeepSq.
+  bool main_q_regs = false;
+  // Set by for_kernel, not in the rows: this instantiation holds Q in registers (short_q_regs or
+  // main_q_regs), and (q_regs_keep_sq) keeps Q's smem until the usual release (main_q_regs).
   bool q_regs = false;
+  bool q_regs_keep_sq = false;
   // Set by for_kernel, not in the rows: the CTAs per cluster of this instantiation (1: no cluster).
   int cluster = 1;
   // Set by for_kernel, not in the rows: each consumer warpgroup runs only the key blocks its own
@@ -176,8 +184,11 @@ struct FwdTileConfig {
         c.block_n = block_n_masked;
         c.overlap = c.pingpong = false;
       }
+      // Not the persistent kernel: d 128's spilled 448 bytes with Q's 32 registers (nvcc 13.0).
+      c.q_regs = c.q_regs_keep_sq = main_q_regs && !transform && c.overlap && !persistent_kernel;
     }
     c.short_q_regs = false;
+    c.main_q_regs = false;
     c.block_n_full = 0;
     c.block_n_masked = 0;
     c.dynamic_plain_max_seqlen_k = 0;
@@ -232,6 +243,10 @@ constexpr FwdTileConfig with_half_first(FwdTileConfig c, bool half_first) {
 }
 constexpr FwdTileConfig with_short_q_regs(FwdTileConfig c, bool short_q_regs) {
   c.short_q_regs = short_q_regs;
+  return c;
+}
+constexpr FwdTileConfig with_main_q_regs(FwdTileConfig c, bool main_q_regs) {
+  c.main_q_regs = main_q_regs;
   return c;
 }
 // The row with the masked short tiles only: the row's own consumer warpgroups, block_n keys per
@@ -415,6 +430,11 @@ constexpr int persistent_limit_choice(int measured) {
 #ifndef FLASHCUTE_SM90_FWD_SHORT_Q_REGS
 #define FLASHCUTE_SM90_FWD_SHORT_Q_REGS -1
 #endif
+// Q in registers in a row's overlapped kernels (the rows' main_q_regs; -1 keeps the rows', 0 off, 1
+// on in every row that has with_main_q_regs: d 128's). An A/B switch (session 71): not measured yet.
+#ifndef FLASHCUTE_SM90_FWD_MAIN_Q_REGS
+#define FLASHCUTE_SM90_FWD_MAIN_Q_REGS -1
+#endif
 // The plain loop's first key block in 64-key parts (fwd_traits.cuh, kDiagParts; 0 off, 1 on): the
 // only plain-loop kernel it applies to is d 64's masked kernel (192 x 192 tiles; the softcap/ALiBi
 // plain-loop kernels keep the whole block), where on a causal diagonal
@@ -578,6 +598,7 @@ constexpr bool early_q_choice(bool measured) { return measured_or_forced(FLASHCU
 constexpr bool warp_store_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_WARP_STORE, measured); }
 constexpr bool half_first_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_HALF_FIRST, measured); }
 constexpr bool short_q_regs_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_SHORT_Q_REGS, measured); }
+constexpr bool main_q_regs_choice(bool measured) { return measured_or_forced(FLASHCUTE_SM90_FWD_MAIN_Q_REGS, measured); }
 // Every row's fast_decode (-1 keeps the rows'; 0 off; 1 on). Session 29 (d 128, bf16): the
 // consumers' ring read -> tile start 897 -> 555 cycles, the gap between tiles 1114 -> 770; A/B
 // (ab_steady, 500 launches, 2 rounds) 1.005 non-causal 512, 1.030 (1.022-1.037) causal 1k, 0.999-1.003
@@ -864,7 +885,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      overlap_choice(true), pingpong_choice(overlap_choice(true), false), persistent_limit_choice(0),
      wg_release_choice(true), true, 0, rescale_threshold_choice(8), fused_exp2_choice(false), 0,
      dynamic_limit_choice(0), block_n_masked_choice(0), masked_tile_group_choice(0)},
-    with_half_first(with_dynamic_plain(with_warp_store(with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
+    with_main_q_regs(with_half_first(with_dynamic_plain(with_warp_store(with_short_masked(with_fast_decode(with_early_q(with_spec_exp(with_cluster({128, 128, FLASHCUTE_SM90_FWD_D128_BLOCK_N, FLASHCUTE_SM90_FWD_D128_STAGES, 2,  // 160 KB (+32 KB O, persistent)
                   overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(1024),
                   wg_release_choice(true), true, FLASHCUTE_SM90_FWD_D128_POLY_EVERY, rescale_threshold_choice(8),
                   fused_exp2_choice(true), FLASHCUTE_SM90_FWD_D128_BLOCK_N_FULL, dynamic_limit_choice(4096),
@@ -880,6 +901,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*session 42: +1.1% non-causal 8k, +1.3% causal 8k; 0.99 at 16k:*/ dynamic_limit_choice(8192)),
                  /*session 44: +1.2% / +2.4% causal 512, +1.5% / +0.6% 1k (bf16 / fp16), 1.00 at 2k:*/
                  half_first_choice(true)),
+                 /*session 71: an A/B switch, not measured yet:*/ main_q_regs_choice(false)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,

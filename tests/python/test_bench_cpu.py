@@ -766,6 +766,52 @@ def test_ncu_pairs_table_from_csv():
     assert len(got) == 1 and got[0][6] == pytest.approx(1210 / 1010)
 
 
+def test_ab_locked_ratios_from_a_stand_in_ncu(tmp_path):
+    """bench/ab_locked.py: each variant's CLI under the stand-in ncu (locked clock, forward kernels
+    only), the warm-up launches dropped, the ratio base / variant inside each round."""
+    ab_locked = pytest.importorskip("ab_locked")
+    for name in ("base", "v2"):
+        d = tmp_path / "bin" / name
+        d.mkdir(parents=True)
+        (d / "flashcute").write_text("#!/bin/sh\nexit 0\n")
+        (d / "flashcute").chmod(0o755)
+    (tmp_path / "bin" / "v2" / "args").write_text("--fwd-workspace zeroed\n")
+    ncu = tmp_path / "ncu"
+    # The arguments must be ncu's at the locked clock on the forward kernels, then the variant's
+    # `flashcute bench` of the case with its args file's words and --cli-args last; 2 warm-up launches
+    # at 9999 us (dropped), then 5 timed ones: base 1000 us, v2 950 us.
+    ncu.write_text(
+        "#!/bin/sh\n"
+        "case \"$*\" in '--clock-control base --metrics gpu__time_duration.sum --kernel-name regex:fwd_kernel "
+        "--csv --page raw '*'bench --backend sm90 --pass fwd --dtype bf16 --d 128 --seqlen 4096 --causal true "
+        "--warmup 2 --iters 5'*'--fwd-workspace no') ;; *) echo \"bad: $*\" >&2; exit 3;; esac\n"
+        "case \"$*\" in *'/v2/flashcute'*'--fwd-workspace zeroed --fwd-workspace no') t=950;; "
+        "*'/base/flashcute bench'*'--iters 5 --fwd-workspace no') t=1000;; *) exit 4;; esac\n"
+        "echo '==PROF== Connected'\n"
+        "echo '\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"'\n"
+        "echo '\"\",\"\",\"usecond\"'\n"
+        "for i in 0 1; do echo \"\\\"$i\\\",\\\"fwd_kernel<x>\\\",\\\"9999\\\"\"; "
+        "echo \"\\\"$i\\\",\\\"l2_flush\\\",\\\"5\\\"\"; done\n"
+        "for i in 2 3 4 5 6; do echo \"\\\"$i\\\",\\\"fwd_kernel<x>\\\",\\\"$t\\\"\"; done\n")
+    ncu.chmod(0o755)
+    out = tmp_path / "ab.json"
+    run = subprocess.run([sys.executable, str(BENCH / "ab_locked.py"), "--bin-dir", str(tmp_path / "bin"),
+                          "--case", "128:yes:4096", "--rounds", "2", "--cli-args", "--fwd-workspace no",
+                          "--ncu", str(ncu), "--json", str(out)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    rows = [ln for ln in run.stdout.splitlines() if ln.startswith("| 128")]
+    flops = 2 * 4 * 16 * 4096 * 4096 * 128  # causal: half of 4 b h s^2 d; batch 4, heads 16
+    assert rows == [f"| 128 | yes | 4096 | base | 1000.0 | {flops / 1000e-6 / 1e12:.0f} | 1 |  |",
+                    f"| 128 | yes | 4096 | v2 | 950.0 | {flops / 950e-6 / 1e12:.0f} | 1.053 | 1.053-1.053 |"]
+    doc = json.loads(out.read_text())
+    assert doc["variants"] == ["base", "v2"] and doc["errors"] == []
+    assert doc["times_us"]["128:yes:4096"] == [{"base": 1000.0, "v2": 950.0}] * 2
+    # Too few forward kernels profiled: the run is an error, not a number.
+    a = ab_locked.argparse.Namespace(iters=5)
+    with pytest.raises(RuntimeError):
+        ab_locked.launch_mean_us([("fwd_kernel", 1.0)] * 4, a)
+
+
 def fake_sampler(clock_mhz, power_w, *reasons):
     """A GpuSampler stand-in: NVML read every 0.1 ms from start() to stop(), always these values; with
     `reasons` (one clock-event mask), 4-tuples carrying it."""

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Session 71, call 1: Q in registers in d 128's non-persistent overlapped kernel
+# (FLASHCUTE_SM90_FWD_MAIN_Q_REGS=1), bf16 d 128 CLI builds made on the CPU machine:
+#   base  main's kernels
+#   qr    -DFLASHCUTE_SM90_FWD_MAIN_Q_REGS=1
+#   qrfr  qr with -DFLASHCUTE_SM90_FWD_FORCE_RECOMPUTE=1 (every speculative step recomputes S from sQ:
+#         the recompute's reads of Q's smem, which qr keeps, checked on every step)
+# 1. ab_locked (ncu's locked clock): the 16k rows (non-persistent with a workspace), then 2k-8k
+#    without a workspace (the non-persistent kernel there too).
+# 2. fp64 checks of qr and qrfr: the standard d 128 list and the non-persistent kernel's shapes.
+# 3. ab_steady at the power cap on the 16k rows, cuDNN in the same rounds.
+source bench/device_lib.sh
+call_setup
+bins base qr qrfr > $O/r/bins.txt
+DEADLINE=560
+timeout $(left 150) python3 bench/ab_locked.py --bin-dir $B --variants base,qr --case 128:no:16384 --case 128:yes:16384 \
+  --rounds 3 --json $O/r/locked-16k.json > $O/r/locked-16k.md 2> $O/r/locked-16k.log
+echo "locked-16k rc=$? at $SECONDS s"; cat $O/r/locked-16k.md
+timeout $(left 200) python3 bench/ab_locked.py --bin-dir $B --variants base,qr --cli-args "--fwd-workspace no" \
+  --case 128:no:2048 --case 128:no:4096 --case 128:no:8192 --case 128:yes:4096 --case 128:yes:8192 \
+  --rounds 2 --json $O/r/locked-nows.json > $O/r/locked-nows.md 2> $O/r/locked-nows.log
+echo "locked-nows rc=$? at $SECONDS s"; cat $O/r/locked-nows.md
+pack
+NP=("--seqlen 2000 --fwd-workspace no" "--seqlen 3001 --causal --fwd-workspace no" "--seqlen 2048 --causal --fwd-workspace no"
+  "--seqlen 9000 --batch 1 --heads 2 --check-heads 2" "--seqlen 9000 --causal --batch 1 --heads 2 --check-heads 2"
+  "--seqlen-q 1500 --seqlen-k 2500 --causal --fwd-workspace no" "--seqlen-q 2500 --seqlen-k 1500 --causal --fwd-workspace no"
+  "--seqlen-q 2100 --seqlen-k 1300 --fwd-workspace no" "--seqlen 2048 --heads-kv 2 --fwd-workspace no"
+  "--seqlen 2048 --heads-kv 1 --causal --fwd-workspace no" "--seqlen 3000 --window-left 200 --window-right 100 --fwd-workspace no"
+  "--seqlen 1100 --scale 30 --fwd-workspace no" "--seqlen 2500 --causal --scale 300 --fwd-workspace no"
+  "--seqlen 1500 --batch 3 --heads 5 --fwd-workspace no" "--seqlen-q 1 --seqlen-k 3000 --fwd-workspace no")
+export CHK_TIMEOUT=120
+for V in qr qrfr; do
+  ( f=$O/r/checks-$V.txt; chk 128 "${NP[@]}" > $f; chk_std 128 >> $f ) &
+done
+wait
+for V in qr qrfr; do tally $O/r/checks-$V.txt; done | tee $O/r/checks-tally.txt
+echo "checks done at $SECONDS s"
+pack
+export STEADY_DEADLINE=420 STEADY_TIMEOUT=$(left 130)
+steady_part steady-16k base,qr 600 bf16 2 128:no:16384 128:yes:16384
+pack && rm -rf $O/r
+echo "all done at $SECONDS s"
