@@ -20,6 +20,13 @@
 #define FLASHCUTE_SM90_FWD_SHORT_WG_RELEASE 1
 #endif
 
+// Q in registers in a row's overlapped kernels (the rows' main_q_regs; -1 keeps the rows', 0 off, 1
+// on in the non-persistent one of every row that has with_main_q_regs: d 128's; 2 in its persistent
+// one too, which spilled 448 bytes at d 128). An A/B switch (session 71).
+#ifndef FLASHCUTE_SM90_FWD_MAIN_Q_REGS
+#define FLASHCUTE_SM90_FWD_MAIN_Q_REGS -1
+#endif
+
 namespace flashcute::sm90 {
 
 struct FwdTileConfig {
@@ -185,7 +192,8 @@ struct FwdTileConfig {
         c.overlap = c.pingpong = false;
       }
       // Not the persistent kernel: d 128's spilled 448 bytes with Q's 32 registers (nvcc 13.0).
-      c.q_regs = c.q_regs_keep_sq = main_q_regs && !transform && c.overlap && !persistent_kernel;
+      c.q_regs = c.q_regs_keep_sq =
+          main_q_regs && !transform && c.overlap && (!persistent_kernel || FLASHCUTE_SM90_FWD_MAIN_Q_REGS == 2);
     }
     c.short_q_regs = false;
     c.main_q_regs = false;
@@ -429,11 +437,6 @@ constexpr int persistent_limit_choice(int measured) {
 // against the masked kernel). Off.
 #ifndef FLASHCUTE_SM90_FWD_SHORT_Q_REGS
 #define FLASHCUTE_SM90_FWD_SHORT_Q_REGS -1
-#endif
-// Q in registers in a row's overlapped kernels (the rows' main_q_regs; -1 keeps the rows', 0 off, 1
-// on in every row that has with_main_q_regs: d 128's). An A/B switch (session 71): not measured yet.
-#ifndef FLASHCUTE_SM90_FWD_MAIN_Q_REGS
-#define FLASHCUTE_SM90_FWD_MAIN_Q_REGS -1
 #endif
 // The plain loop's first key block in 64-key parts (fwd_traits.cuh, kDiagParts; 0 off, 1 on): the
 // only plain-loop kernel it applies to is d 64's masked kernel (192 x 192 tiles; the softcap/ALiBi

@@ -1,25 +1,22 @@
 #!/usr/bin/env bash
-# Session 71, call 1: Q in registers in d 128's non-persistent overlapped kernel
-# (FLASHCUTE_SM90_FWD_MAIN_Q_REGS=1), bf16 d 128 CLI builds made on the CPU machine:
-#   base  main's kernels
-#   qr    -DFLASHCUTE_SM90_FWD_MAIN_Q_REGS=1
-#   qrfr  qr with -DFLASHCUTE_SM90_FWD_FORCE_RECOMPUTE=1 (every speculative step recomputes S from sQ:
-#         the recompute's reads of Q's smem, which qr keeps, checked on every step)
-# 1. ab_locked (ncu's locked clock): the 16k rows (non-persistent with a workspace), then 2k-8k
-#    without a workspace (the non-persistent kernel there too).
-# 2. fp64 checks of qr and qrfr: the standard d 128 list and the non-persistent kernel's shapes.
-# 3. ab_steady at the power cap on the 16k rows, cuDNN in the same rounds.
+# Session 71, call 1: Q in registers in d 128's overlapped kernels (FLASHCUTE_SM90_FWD_MAIN_Q_REGS),
+# bf16 d 128 CLI builds made on the CPU machine:
+#   base   main's kernels
+#   qr2    -DFLASHCUTE_SM90_FWD_MAIN_Q_REGS=2 (the persistent and the non-persistent overlapped kernels)
+#   qr2fr  qr2 with -DFLASHCUTE_SM90_FWD_FORCE_RECOMPUTE=1 (every speculative step recomputes S from sQ:
+#          the recompute's reads of Q's smem, which these kernels keep, checked on every step)
+# 1. ab_locked (ncu's locked clock), the whole d 128 bf16 row set with a workspace; then 2k-8k without
+#    one (the non-persistent kernel there too).
+# 2. fp64 checks of qr2 and qr2fr: the standard d 128 list and the non-persistent kernel's shapes.
+# 3. ab_steady at the power cap on the 8k / 16k rows, cuDNN in the same rounds.
 source bench/device_lib.sh
 call_setup
-bins base qr qrfr > $O/r/bins.txt
+bins base qr2 qr2fr > $O/r/bins.txt
 DEADLINE=560
-timeout $(left 150) python3 bench/ab_locked.py --bin-dir $B --variants base,qr --case 128:no:16384 --case 128:yes:16384 \
-  --rounds 3 --json $O/r/locked-16k.json > $O/r/locked-16k.md 2> $O/r/locked-16k.log
-echo "locked-16k rc=$? at $SECONDS s"; cat $O/r/locked-16k.md
-timeout $(left 200) python3 bench/ab_locked.py --bin-dir $B --variants base,qr --cli-args "--fwd-workspace no" \
-  --case 128:no:2048 --case 128:no:4096 --case 128:no:8192 --case 128:yes:4096 --case 128:yes:8192 \
-  --rounds 2 --json $O/r/locked-nows.json > $O/r/locked-nows.md 2> $O/r/locked-nows.log
-echo "locked-nows rc=$? at $SECONDS s"; cat $O/r/locked-nows.md
+C=(); for s in 512 1024 2048 4096 8192 16384; do C+=(--case 128:no:$s --case 128:yes:$s); done
+timeout $(left 200) python3 bench/ab_locked.py --bin-dir $B --variants base,qr2 "${C[@]}" \
+  --rounds 2 --json $O/r/locked.json > $O/r/locked.md 2> $O/r/locked.log
+echo "locked rc=$? at $SECONDS s"; cat $O/r/locked.md; tail -3 $O/r/locked.log
 pack
 NP=("--seqlen 2000 --fwd-workspace no" "--seqlen 3001 --causal --fwd-workspace no" "--seqlen 2048 --causal --fwd-workspace no"
   "--seqlen 9000 --batch 1 --heads 2 --check-heads 2" "--seqlen 9000 --causal --batch 1 --heads 2 --check-heads 2"
@@ -27,16 +24,22 @@ NP=("--seqlen 2000 --fwd-workspace no" "--seqlen 3001 --causal --fwd-workspace n
   "--seqlen-q 2100 --seqlen-k 1300 --fwd-workspace no" "--seqlen 2048 --heads-kv 2 --fwd-workspace no"
   "--seqlen 2048 --heads-kv 1 --causal --fwd-workspace no" "--seqlen 3000 --window-left 200 --window-right 100 --fwd-workspace no"
   "--seqlen 1100 --scale 30 --fwd-workspace no" "--seqlen 2500 --causal --scale 300 --fwd-workspace no"
+  "--seqlen 700 --causal --scale 30 --fwd-workspace yes" "--seqlen 3000 --scale 300 --fwd-workspace yes"
   "--seqlen 1500 --batch 3 --heads 5 --fwd-workspace no" "--seqlen-q 1 --seqlen-k 3000 --fwd-workspace no")
 export CHK_TIMEOUT=120
-for V in qr qrfr; do
+for V in qr2 qr2fr; do
   ( f=$O/r/checks-$V.txt; chk 128 "${NP[@]}" > $f; chk_std 128 >> $f ) &
 done
 wait
-for V in qr qrfr; do tally $O/r/checks-$V.txt; done | tee $O/r/checks-tally.txt
+for V in qr2 qr2fr; do tally $O/r/checks-$V.txt; done | tee $O/r/checks-tally.txt
 echo "checks done at $SECONDS s"
 pack
-export STEADY_DEADLINE=420 STEADY_TIMEOUT=$(left 130)
-steady_part steady-16k base,qr 600 bf16 2 128:no:16384 128:yes:16384
+export STEADY_DEADLINE=440 STEADY_TIMEOUT=$(left 110)
+steady_part steady-long base,qr2 600 bf16 2 128:no:16384 128:yes:16384 128:no:8192 128:yes:8192
+pack
+timeout $(left 100) python3 bench/ab_locked.py --bin-dir $B --variants base,qr2 --cli-args "--fwd-workspace no" \
+  --case 128:no:2048 --case 128:no:4096 --case 128:yes:4096 --case 128:no:8192 \
+  --rounds 2 --json $O/r/locked-nows.json > $O/r/locked-nows.md 2> $O/r/locked-nows.log
+echo "locked-nows rc=$? at $SECONDS s"; cat $O/r/locked-nows.md
 pack && rm -rf $O/r
 echo "all done at $SECONDS s"
