@@ -3,6 +3,7 @@
 # bf16 d 128 CLI builds made on the CPU machine:
 #   base   main's kernels
 #   qr2    -DFLASHCUTE_SM90_FWD_MAIN_Q_REGS=2 (the persistent and the non-persistent overlapped kernels)
+#   base-fp16, qr2-fp16  the same two in fp16 builds
 #   qr2fr  qr2 with -DFLASHCUTE_SM90_FWD_FORCE_RECOMPUTE=1 (every speculative step recomputes S from sQ:
 #          the recompute's reads of Q's smem, which these kernels keep, checked on every step)
 # 1. ab_locked (ncu's locked clock), the whole d 128 bf16 row set with a workspace; then 2k-8k without
@@ -11,7 +12,7 @@
 # 3. ab_steady at the power cap on the 8k / 16k rows, cuDNN in the same rounds.
 source bench/device_lib.sh
 call_setup
-bins base qr2 qr2fr > $O/r/bins.txt
+bins base qr2 qr2fr base-fp16 qr2-fp16 > $O/r/bins.txt
 DEADLINE=560
 C=(); for s in 512 1024 2048 4096 8192 16384; do C+=(--case 128:no:$s --case 128:yes:$s); done
 timeout $(left 200) python3 bench/ab_locked.py --bin-dir $B --variants base,qr2 "${C[@]}" \
@@ -41,5 +42,9 @@ timeout $(left 100) python3 bench/ab_locked.py --bin-dir $B --variants base,qr2 
   --case 128:no:2048 --case 128:no:4096 --case 128:yes:4096 --case 128:no:8192 \
   --rounds 2 --json $O/r/locked-nows.json > $O/r/locked-nows.md 2> $O/r/locked-nows.log
 echo "locked-nows rc=$? at $SECONDS s"; cat $O/r/locked-nows.md
+timeout $(left 100) python3 bench/ab_locked.py --bin-dir $B --variants base-fp16,qr2-fp16 --dtype fp16 \
+  --case 128:no:2048 --case 128:yes:2048 --case 128:no:8192 --case 128:yes:8192 --case 128:no:16384 --case 128:yes:16384 \
+  --rounds 1 --json $O/r/locked-fp16.json > $O/r/locked-fp16.md 2> $O/r/locked-fp16.log
+echo "locked-fp16 rc=$? at $SECONDS s"; cat $O/r/locked-fp16.md
 pack && rm -rf $O/r
 echo "all done at $SECONDS s"
