@@ -22,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ab_steady import parse_case, variant_args, variants_in  # noqa: E402
@@ -122,6 +123,8 @@ def main():
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per ncu run")
     ap.add_argument("--json", default=None, help="write the per-round times here")
+    ap.add_argument("--deadline", type=float, default=None,
+                    help="seconds after which no further case is started (the report covers what ran)")
     a = ap.parse_args()
     names = a.variants.split(",") if a.variants else variants_in(a.bin_dir)
     binaries = {n: os.path.join(a.bin_dir, n, "flashcute") for n in names}
@@ -130,8 +133,13 @@ def main():
             sys.exit(f"ab_locked: no executable {b}")
     results = {case_key(c): [] for c in a.case}
     errors = []
+    t0 = time.monotonic()
     for r in range(a.rounds):
         for case in a.case:
+            if a.deadline is not None and time.monotonic() - t0 > a.deadline:
+                errors.append(f"round {r} {case_key(case)}: not started (--deadline {a.deadline:g} s)")
+                print(errors[-1], file=sys.stderr)
+                continue
             rnd = {}
             for n in rotated(names, r):
                 try:

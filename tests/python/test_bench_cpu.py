@@ -806,6 +806,12 @@ def test_ab_locked_ratios_from_a_stand_in_ncu(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["variants"] == ["base", "v2"] and doc["errors"] == []
     assert doc["times_us"]["128:yes:4096"] == [{"base": 1000.0, "v2": 950.0}] * 2
+    # Past --deadline no case starts: the run fails and its rows say so.
+    late = subprocess.run([sys.executable, str(BENCH / "ab_locked.py"), "--bin-dir", str(tmp_path / "bin"),
+                           "--case", "128:yes:4096", "--deadline", "0", "--ncu", str(ncu)], capture_output=True, text=True)
+    assert late.returncode == 1 and "not started" in late.stderr
+    assert [ln for ln in late.stdout.splitlines() if ln.startswith("| 128")] == [
+        "| 128 | yes | 4096 | base | failed | | | |", "| 128 | yes | 4096 | v2 | failed | | | |"]
     # Too few forward kernels profiled: the run is an error, not a number.
     a = ab_locked.argparse.Namespace(iters=5)
     with pytest.raises(RuntimeError):

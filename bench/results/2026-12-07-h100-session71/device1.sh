@@ -15,7 +15,7 @@ call_setup
 bins base qr2 qr2fr base-fp16 qr2-fp16 > $O/r/bins.txt
 DEADLINE=560
 C=(); for s in 512 1024 2048 4096 8192 16384; do C+=(--case 128:no:$s --case 128:yes:$s); done
-timeout $(left 200) python3 bench/ab_locked.py --bin-dir $B --variants base,qr2 "${C[@]}" \
+timeout $(left 200) python3 bench/ab_locked.py --deadline 170 --bin-dir $B --variants base,qr2 "${C[@]}" \
   --rounds 2 --json $O/r/locked.json > $O/r/locked.md 2> $O/r/locked.log
 echo "locked rc=$? at $SECONDS s"; cat $O/r/locked.md; tail -3 $O/r/locked.log
 pack
@@ -38,11 +38,11 @@ pack
 export STEADY_DEADLINE=440 STEADY_TIMEOUT=$(left 110)
 steady_part steady-long base,qr2 600 bf16 2 128:no:16384 128:yes:16384 128:no:8192 128:yes:8192
 pack
-timeout $(left 100) python3 bench/ab_locked.py --bin-dir $B --variants base,qr2 --cli-args "--fwd-workspace no" \
+timeout $(left 100) python3 bench/ab_locked.py --deadline $(( $(left 100) - 20 )) --bin-dir $B --variants base,qr2 --cli-args "--fwd-workspace no" \
   --case 128:no:2048 --case 128:no:4096 --case 128:yes:4096 --case 128:no:8192 \
   --rounds 2 --json $O/r/locked-nows.json > $O/r/locked-nows.md 2> $O/r/locked-nows.log
 echo "locked-nows rc=$? at $SECONDS s"; cat $O/r/locked-nows.md
-timeout $(left 100) python3 bench/ab_locked.py --bin-dir $B --variants base-fp16,qr2-fp16 --dtype fp16 \
+timeout $(left 100) python3 bench/ab_locked.py --deadline $(( $(left 100) - 20 )) --bin-dir $B --variants base-fp16,qr2-fp16 --dtype fp16 \
   --case 128:no:2048 --case 128:yes:2048 --case 128:no:8192 --case 128:yes:8192 --case 128:no:16384 --case 128:yes:16384 \
   --rounds 1 --json $O/r/locked-fp16.json > $O/r/locked-fp16.md 2> $O/r/locked-fp16.log
 echo "locked-fp16 rc=$? at $SECONDS s"; cat $O/r/locked-fp16.md
