@@ -88,31 +88,49 @@ def inner(a):
         torch.cuda.empty_cache()
 
 
-def kernel_times(csv_text):
-    """(kernel name, duration in us) per profiled kernel, in launch order, from ncu's raw CSV page."""
+# --pipe: the tensor pipe's active share of the SM's active cycles, and the SMs' active share of the
+# kernel's elapsed cycles (what a partial last wave or a tile's idle tail leaves).
+PIPE_METRICS = ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+                "sm__cycles_active.avg", "sm__cycles_elapsed.avg")
+
+
+def kernel_rows(csv_text, metrics=()):
+    """(kernel name, duration in us, {metric: value}) per profiled kernel, in launch order, from ncu's
+    raw CSV page."""
     lines = [ln for ln in csv_text.splitlines() if ln.startswith('"')]
     rows = list(csv.reader(io.StringIO("\n".join(lines))))
     head = rows[0]
     name_i, t_i = head.index("Kernel Name"), head.index("gpu__time_duration.sum")
+    m_i = {m: head.index(m) for m in metrics}
     body = rows[1:]
     unit = "nsecond"
     if body and not body[0][0].strip():  # the units row
         unit, body = body[0][t_i], body[1:]
     scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[unit]
-    return [(r[name_i], float(r[t_i].replace(",", "")) * scale) for r in body]
+
+    def num(text):
+        return float(text.replace(",", "")) if text.strip() not in ("", "n/a") else float("nan")
+
+    return [(r[name_i], num(r[t_i]) * scale, {m: num(r[i]) for m, i in m_i.items()}) for r in body]
 
 
-def pairs(a, times):
-    """[(pass, d, causal, seqlen, ours us, peer us)] per case: the mean GPU time per call of each."""
+def kernel_times(csv_text):
+    """(kernel name, duration in us) per profiled kernel, in launch order, from ncu's raw CSV page."""
+    return [(name, us) for name, us, _ in kernel_rows(csv_text)]
+
+
+def case_segments(a, items):
+    """[(pass, d, causal, seqlen, ours' items, the peer's items)] per case, from (kernel name, item) pairs
+    in launch order: the items of each implementation's kernels between the marker kernels."""
     # Segments between markers: for each case, ours then the peer; the trailing marker closes the case.
     segs, cur = [], None
-    for name, us in times:
+    for name, item in items:
         if MARKER in name:
             if cur is not None:
                 segs.append(cur)
             cur = []
         elif cur is not None:
-            cur.append(us)
+            cur.append(item)
     out = []
     i = 0
     for which, d, causal, s in cases(a):
@@ -120,8 +138,45 @@ def pairs(a, times):
         i += 2  # the marker after the peer's calls opens the next case's ours segment (a closing one stays empty)
         if i < len(segs) and not segs[i]:
             i += 1
-        out.append((which, d, causal, s, sum(ours) / a.calls, sum(peer) / a.calls))
+        out.append((which, d, causal, s, ours, peer))
     return out
+
+
+def pairs(a, times):
+    """[(pass, d, causal, seqlen, ours us, peer us)] per case: the mean GPU time per call of each."""
+    return [(w, d, c, s, sum(o) / a.calls, sum(p) / a.calls) for w, d, c, s, o, p in case_segments(a, times)]
+
+
+def pipe_shares(rows):
+    """(tensor pipe active % of the SMs' active cycles, SMs' active % of the elapsed cycles) over one
+    implementation's kernels of a case, each kernel weighted by its time; None without kernels."""
+    total = sum(us for us, _ in rows)
+    if total <= 0:
+        return None
+    hmma = sum(us * m[PIPE_METRICS[0]] for us, m in rows) / total
+    active = sum(us * m[PIPE_METRICS[1]] / m[PIPE_METRICS[2]] for us, m in rows) / total * 100
+    return hmma, active
+
+
+def pipe_table(a, rows):
+    """Markdown: per case, each implementation's time per call, tensor pipe and SM active shares."""
+    peer = PEERS[getattr(a, "peer", "sdpa_flash")]
+    out = [f"ncu --clock-control {a.clock}; {getattr(a, 'dtype', 'bf16')}; tensor pipe: "
+           f"{PIPE_METRICS[0]}; SMs active: {PIPE_METRICS[1]} / {PIPE_METRICS[2]}; time-weighted over each "
+           "implementation's kernels of the case", "",
+           f"| pass | d | causal | seqlen | ours us | ours tensor pipe % | ours SMs active % | {peer} us | "
+           f"{peer} tensor pipe % | {peer} SMs active % |", "|---|---|---|---|---|---|---|---|---|---|"]
+    items = [(name, (us, m)) for name, us, m in rows]
+
+    def cells(seg):
+        sh = pipe_shares(seg)
+        us = sum(u for u, _ in seg) / a.calls
+        return [f"{us:.1f}", *(f"{x:.1f}" for x in sh)] if sh else ["n/a"] * 3
+
+    for which, d, causal, s, ours, peer_rows in case_segments(a, items):
+        out.append(f"| {which} | {d} | {'yes' if causal else 'no'} | {s} | " +
+                   " | ".join(cells(ours) + cells(peer_rows)) + " |")
+    return "\n".join(out)
 
 
 def table(a, times):
@@ -170,12 +225,15 @@ def main():
     ap.add_argument("--calls", type=int, default=3, help="timed calls per implementation and case")
     ap.add_argument("--clock", default="base", choices=("base", "none"), help="ncu --clock-control")
     ap.add_argument("--ncu", default="ncu")
+    ap.add_argument("--pipe", action="store_true",
+                    help="also collect the tensor pipe's and the SMs' active shares and print their table")
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.inner:
         inner(a)
         return 0
-    cmd = [a.ncu, "--profile-from-start", "off", "--clock-control", a.clock, "--metrics", "gpu__time_duration.sum",
+    metrics = ",".join(("gpu__time_duration.sum",) + (PIPE_METRICS if a.pipe else ()))
+    cmd = [a.ncu, "--profile-from-start", "off", "--clock-control", a.clock, "--metrics", metrics,
            "--csv", "--page", "raw", sys.executable, os.path.abspath(__file__), "--inner", "--pass", a.passes,
            "--d", a.d, "--seqlen", a.seqlen, "--backend", a.backend, "--peer", a.peer, "--dtype", a.dtype,
            "--calls", str(a.calls)]
@@ -185,6 +243,9 @@ def main():
         return run.returncode
     times = kernel_times(run.stdout)
     print(table(a, times))
+    if a.pipe:
+        print()
+        print(pipe_table(a, kernel_rows(run.stdout, PIPE_METRICS)))
     if a.records:
         with open(a.records, "w") as f:
             json.dump(records(a, times), f, indent=1)

@@ -766,6 +766,39 @@ def test_ncu_pairs_table_from_csv():
     assert len(got) == 1 and got[0][6] == pytest.approx(1210 / 1010)
 
 
+def test_ncu_pairs_pipe_table_from_csv():
+    """--pipe: per case and implementation, the tensor pipe's and the SMs' active shares, each kernel
+    weighted by its time."""
+    import argparse
+
+    ncu_pairs = pytest.importorskip("ncu_pairs")
+    hmma, active, elapsed = ncu_pairs.PIPE_METRICS
+    rows = [f'"ID","Kernel Name","gpu__time_duration.sum","{hmma}","{active}","{elapsed}"', '"","","usecond","%","cycle","cycle"']
+    n = 0
+
+    def k(name, t, pct, act, ela):
+        nonlocal n
+        rows.append(f'"{n}","{name}","{t}","{pct}","{act:,}","{ela:,}"')
+        n += 1
+
+    k("spin_kernel", 1, 0, 1, 1)
+    for _ in range(2):  # ours: a 100 us kernel at 90% / 95%, and a 300 us one at 50% / 75%
+        k("flashcute_a", 100, 90, 950, 1000)
+        k("flashcute_b", 300, 50, 750, 1000)
+    k("spin_kernel", 1, 0, 1, 1)
+    for _ in range(2):
+        k("cudnn_fwd", 500, 80, 900, 1000)
+    k("spin_kernel", 1, 0, 1, 1)
+    got = ncu_pairs.kernel_rows("\n".join(rows), ncu_pairs.PIPE_METRICS)
+    assert got[1] == ("flashcute_a", 100.0, {hmma: 90.0, active: 950.0, elapsed: 1000.0})
+    a = argparse.Namespace(passes="fwd", d="128", seqlen="8192", calls=2, clock="base", peer="sdpa_cudnn", dtype="bf16")
+    body = [ln for ln in ncu_pairs.pipe_table(a, got).splitlines() if ln.startswith("| fwd")]
+    # ours: (100 x 90 + 300 x 50) / 400 = 60%, (100 x 95 + 300 x 75) / 400 = 80%; 400 us per call
+    assert body[0] == "| fwd | 128 | no | 8192 | 400.0 | 60.0 | 80.0 | 500.0 | 80.0 | 90.0 |"
+    assert body[1] == "| fwd | 128 | yes | 8192 | n/a | n/a | n/a | n/a | n/a | n/a |"  # not profiled
+    assert "cuDNN tensor pipe %" in ncu_pairs.pipe_table(a, got)
+
+
 def test_ab_locked_ratios_from_a_stand_in_ncu(tmp_path):
     """bench/ab_locked.py: each variant's CLI under the stand-in ncu (locked clock, forward kernels
     only), the warm-up launches dropped, the ratio base / variant inside each round."""
