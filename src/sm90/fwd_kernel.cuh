@@ -190,7 +190,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fwd_kernel(const __grid_const
   // The plain loop's first block masked from its last computed part (tile_config.h, FLASHCUTE_SM90_FWD_PART_MASK).
   constexpr bool kPartMask = FLASHCUTE_SM90_FWD_PART_MASK != 0;
   // The speculative recompute's coordinates made inside its branch (tile_config.h, recompute_opaque_choice):
-  // the non-persistent kernels only (measured there; the persistent ones keep the kernel's).
+  // the non-persistent kernels (measured there; the persistent ones keep the kernel's), and the
+  // persistent ones with Q in registers (main_q_regs), which spilled 448 bytes at d 128 without it.
   constexpr bool kOpaqueCoords = recompute_opaque_choice() && (!Tr::kPersistent || Tr::kQRegs);
   // tile_config.h: the warpgroup barrier in the skipped blocks' loop (-1: with per-warpgroup Q).
   constexpr bool kSkipSync = FLASHCUTE_SM90_FWD_SKIP_SYNC < 0 ? Tr::kWgQ : FLASHCUTE_SM90_FWD_SKIP_SYNC != 0;

@@ -151,7 +151,7 @@ struct FwdTraits {
   // Q's space freed after a tile's last S = Q K^T rather than its last P V (fwd_kernel.cuh): the
   // overlapped loop with O in its own smem, not with per-warpgroup key ranges except where O is
   // split (the plain loop and those ranges spilled 48 and 8 bytes at d 64 with the extra compare).
-  // (kQRegs frees Q's space after the tile's first S instead.)
+  // (kQRegsFree frees Q's space after the tile's first S instead.)
   static constexpr bool kEarlyQ = C.early_q_release && kSeparateO && kOverlap && (!kWgKeyBlocks || kSplitO) && !kQRegsFree;
   static_assert(!kQRegsFree || kSeparateO, "Q in registers: O needs its own smem (Q's space is freed after the first S)");
   // Q in per-warpgroup slices (tile_config.h's FLASHCUTE_SM90_FWD_WG_Q): the persistent kernels with

@@ -21,8 +21,8 @@
 #endif
 
 // Q in registers in a row's overlapped kernels (the rows' main_q_regs; -1 keeps the rows', 0 off, 1
-// on in the non-persistent one of every row that has with_main_q_regs: d 128's; 2 in its persistent
-// one too, which spilled 448 bytes at d 128). An A/B switch (session 71).
+// on in every row that has with_main_q_regs: d 128's). An A/B switch; session 71 measured it at d 128
+// (perf-notes: 0.98-1.01 of main, not taken).
 #ifndef FLASHCUTE_SM90_FWD_MAIN_Q_REGS
 #define FLASHCUTE_SM90_FWD_MAIN_Q_REGS -1
 #endif
@@ -133,8 +133,8 @@ struct FwdTileConfig {
   // 64-key products read only K from smem, and Q's space is freed after the tile's first S
   // (fwd_traits.cuh: kQRegs).
   bool short_q_regs = false;
-  // The row's non-persistent overlapped kernels (not the softcap/ALiBi one) hold each
-  // consumer warpgroup's 64 rows of Q in registers too (S = Q K^T with A from registers, loaded once
+  // The row's overlapped kernels (not the softcap/ALiBi one) hold each consumer warpgroup's 64 rows
+  // of Q in registers too (S = Q K^T with A from registers, loaded once
   // per tile by ldmatrix), so every S reads only K from smem: at d 128, 64 bytes of shared memory
   // per tensor cycle for S instead of 96. Unlike short_q_regs, Q's smem stays until the row's usual
   // release (the speculative exps' rare recompute reads it). fwd_traits.cuh: kQRegs, kQRegsKeepSq.
@@ -191,9 +191,7 @@ struct FwdTileConfig {
         c.block_n = block_n_masked;
         c.overlap = c.pingpong = false;
       }
-      // Not the persistent kernel: d 128's spilled 448 bytes with Q's 32 registers (nvcc 13.0).
-      c.q_regs = c.q_regs_keep_sq =
-          main_q_regs && !transform && c.overlap && (!persistent_kernel || FLASHCUTE_SM90_FWD_MAIN_Q_REGS == 2);
+      c.q_regs = c.q_regs_keep_sq = main_q_regs && !transform && c.overlap;
     }
     c.short_q_regs = false;
     c.main_q_regs = false;
@@ -904,7 +902,9 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*session 42: +1.1% non-causal 8k, +1.3% causal 8k; 0.99 at 16k:*/ dynamic_limit_choice(8192)),
                  /*session 44: +1.2% / +2.4% causal 512, +1.5% / +0.6% 1k (bf16 / fp16), 1.00 at 2k:*/
                  half_first_choice(true)),
-                 /*session 71: an A/B switch, not measured yet:*/ main_q_regs_choice(false)),
+                 /*session 71 (H100, bf16 / fp16, against main): 0.981-1.012 at ncu's locked clock,
+                   0.980-1.010 at the power cap; the tensor pipe was already 88-91% busy:*/
+                 main_q_regs_choice(false)),
     {192, 128, 96, 2, 2,  // 192 KB; acc_o 96 + S 48 registers
      overlap_choice(true), pingpong_choice(overlap_choice(true), true), persistent_limit_choice(0),
      wg_release_choice(true), /*the overlapped loop spills 16 bytes with softcap/ALiBi:*/ false, 0,
