@@ -8,6 +8,8 @@ clock each ran at).
     python3 bench/ncu_pairs.py --backend sm90 --peer sdpa_cudnn --dtype fp16 --d 64,128,256 \
         --seqlen 512,1024,2048,4096,8192,16384 --records ncu-fp16.json
     python3 bench/sm90_targets.py ncu-fp16.json --fa3-json PEERS_JSON   # issue 7's table at that clock
+    python3 bench/ncu_pairs.py --backend sm90 --peer sdpa_cudnn --d 128 --seqlen 8192 --pipe
+        # also each one's tensor-pipe share of its SMs' active cycles and its SMs' active share
 
 Runs itself once under ncu (`--clock-control base`: the GPU's base clock, locked; `none` leaves
 the clock to the GPU) with one profiler window over all cases. Both are bound and called as bench.py
