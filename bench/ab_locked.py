@@ -25,7 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ab_steady import parse_case, variant_args, variants_in  # noqa: E402
+from ab_steady import parse_case, rotated, variant_args, variants_in  # noqa: E402
 from bench_grid import git_revision, pass_flops, shape_for, tflops  # noqa: E402
 from ncu_pairs import kernel_times  # noqa: E402
 
@@ -57,10 +57,6 @@ def measure(binary, case, a):
     if run.returncode != 0:
         raise RuntimeError(f"rc={run.returncode}: {(run.stdout + run.stderr)[-600:]}")
     return launch_mean_us(kernel_times(run.stdout), a)
-
-
-def rotated(names, r):
-    return [names[(j + r) % len(names)] for j in range(len(names))]
 
 
 def ratios(times_by_round, names):

@@ -51,6 +51,11 @@ def parse_case(text):
     return int(d), causal == "yes", int(s)
 
 
+def rotated(names, r):
+    """Round r's order of the variants: the list rotated by r, so each leads one round in turn."""
+    return [names[(j + r) % len(names)] for j in range(len(names))]
+
+
 def variants_in(bin_dir):
     names = sorted(n for n in os.listdir(bin_dir) if os.path.isfile(os.path.join(bin_dir, n, "flashcute")))
     return (["base"] if "base" in names else []) + [n for n in names if n != "base"]
@@ -233,8 +238,7 @@ def main():
     try:
         for r in range(a.rounds):
             for case in a.case:
-                for j in range(len(names)):
-                    n = names[(j + r) % len(names)]
+                for n in rotated(names, r):
                     t0, t1, tf = runners[n](case)
                     spans.append((r, case, n, t0, t1, tf))
                     print(f"ab_steady: round {r} {case} {n}: {tf:.1f} TFLOP/s", flush=True)
