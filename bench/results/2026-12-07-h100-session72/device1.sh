@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Session 72, call 1: A/Bs of CLI builds made on the CPU machine, at ncu's locked clock (bf16).
+#   base, eq, d128s3   d 128: main's kernels; -DFLASHCUTE_SM90_FWD_EARLY_Q=1 (the persistent kernels
+#                      free Q's space after the tile's last S: session 71's call 4, which did not run);
+#                      -DFLASHCUTE_SM90_FWD_D128_STAGES=3 (three K/V stages)
+#   b64, s3            d 64: main's kernels; -DFLASHCUTE_SM90_FWD_D64_STAGES=3
+# 1. fp64 checks of eq (the standard d 128 list), d128s3 (the 8k / 16k rows' non-persistent kernel
+#    and the standard list) and s3 (d 64's masked, long unmasked and standard lists).
+# 2. ab_locked, 2 rounds: s3 / b64 on the masked kernel's rows (causal 2k-16k, non-causal 8k / 16k);
+#    eq / base on the persistent kernels' rows (512-8k); d128s3 / base at 8k / 16k.
+source bench/device_lib.sh
+call_setup
+bins base eq d128s3 b64 s3 > $O/r/bins.txt
+DEADLINE=560
+export CHK_TIMEOUT=90
+( V=s3; f=$O/r/checks-s3.txt; chk_masked64 > $f; chk_full64 >> $f; chk_std 64 >> $f ) &
+( V=eq; f=$O/r/checks-eq.txt; chk_std 128 > $f ) &
+( V=d128s3; f=$O/r/checks-d128s3.txt; chk 128 "--seqlen 9000 --batch 1 --heads 2 --check-heads 2" \
+    "--seqlen 9000 --causal --batch 1 --heads 2 --check-heads 2" "--seqlen 3001 --causal --fwd-workspace no" \
+    "--seqlen-q 2100 --seqlen-k 1300 --fwd-workspace no" > $f; chk_std 128 >> $f ) &
+wait
+for f in $O/r/checks-*.txt; do tally $f; done | tee $O/r/checks-tally.txt
+echo "checks done at $SECONDS s"
+pack
+C=(); for s in 2048 4096 8192 16384; do C+=(--case 64:yes:$s); done
+for s in 8192 16384; do C+=(--case 64:no:$s); done
+timeout $(left 110) python3 bench/ab_locked.py --deadline 100 --bin-dir $B --variants b64,s3 "${C[@]}" \
+  --rounds 2 --json $O/r/locked-s3.json > $O/r/locked-s3.md 2> $O/r/locked-s3.log
+echo "locked-s3 rc=$? at $SECONDS s"; cat $O/r/locked-s3.md; tail -3 $O/r/locked-s3.log
+pack
+timeout $(left 70) python3 bench/ab_locked.py --deadline 60 --bin-dir $B --variants base,d128s3 \
+  --case 128:no:16384 --case 128:yes:16384 --case 128:yes:8192 \
+  --rounds 2 --json $O/r/locked-d128s3.json > $O/r/locked-d128s3.md 2> $O/r/locked-d128s3.log
+echo "locked-d128s3 rc=$? at $SECONDS s"; cat $O/r/locked-d128s3.md; tail -3 $O/r/locked-d128s3.log
+pack
+C=(); for s in 512 1024 2048 4096 8192; do C+=(--case 128:no:$s --case 128:yes:$s); done
+timeout $(left 190) python3 bench/ab_locked.py --deadline $(( $(left 190) - 15 )) --bin-dir $B --variants base,eq "${C[@]}" \
+  --rounds 2 --json $O/r/locked-eq.json > $O/r/locked-eq.md 2> $O/r/locked-eq.log
+echo "locked-eq rc=$? at $SECONDS s"; cat $O/r/locked-eq.md; tail -3 $O/r/locked-eq.log
+pack && rm -rf $O/r
+echo "all done at $SECONDS s"
