@@ -84,7 +84,9 @@ def report(a, cases, names, results):
         for n in names:
             us = [rnd[n] for rnd in rounds if n in rnd]
             if not us:
-                lines.append(f"| {d} | {'yes' if causal else 'no'} | {s} | {n} | failed | | | |")
+                # No round reached the case (--deadline), or every run of this variant failed.
+                why = "failed" if rounds else "not run (deadline)"
+                lines.append(f"| {d} | {'yes' if causal else 'no'} | {s} | {n} | {why} | | | |")
                 continue
             med = statistics.median(us)
             if n == names[0]:

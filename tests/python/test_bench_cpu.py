@@ -839,12 +839,21 @@ def test_ab_locked_ratios_from_a_stand_in_ncu(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["variants"] == ["base", "v2"] and doc["errors"] == []
     assert doc["times_us"]["128:yes:4096"] == [{"base": 1000.0, "v2": 950.0}] * 2
-    # Past --deadline no case starts: the run fails and its rows say so.
+    # Past --deadline no case starts: the run fails and its rows say why (not a failed kernel).
     late = subprocess.run([sys.executable, str(BENCH / "ab_locked.py"), "--bin-dir", str(tmp_path / "bin"),
                            "--case", "128:yes:4096", "--deadline", "0", "--ncu", str(ncu)], capture_output=True, text=True)
     assert late.returncode == 1 and "not started" in late.stderr
     assert [ln for ln in late.stdout.splitlines() if ln.startswith("| 128")] == [
-        "| 128 | yes | 4096 | base | failed | | | |", "| 128 | yes | 4096 | v2 | failed | | | |"]
+        "| 128 | yes | 4096 | base | not run (deadline) | | | |", "| 128 | yes | 4096 | v2 | not run (deadline) | | | |"]
+    # A variant whose every run fails, in a round that ran: "failed" (the stand-in ncu exits 4 for it).
+    (tmp_path / "bin" / "v3").mkdir()
+    (tmp_path / "bin" / "v3" / "flashcute").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "bin" / "v3" / "flashcute").chmod(0o755)
+    bad = subprocess.run([sys.executable, str(BENCH / "ab_locked.py"), "--bin-dir", str(tmp_path / "bin"),
+                          "--variants", "base,v3", "--case", "128:yes:4096", "--rounds", "1",
+                          "--cli-args", "--fwd-workspace no", "--ncu", str(ncu)], capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert [ln for ln in bad.stdout.splitlines() if ln.startswith("| 128")][1] == "| 128 | yes | 4096 | v3 | failed | | | |"
     # Too few forward kernels profiled: the run is an error, not a number.
     a = ab_locked.argparse.Namespace(iters=5)
     with pytest.raises(RuntimeError):
