@@ -112,6 +112,7 @@ struct FwdTileConfig {
   // S = Q K^T instead of its last P V, so the next tile's Q loads under this tile's last softmax,
   // P V and epilogue (fwd_traits.cuh's kEarlyQ says which instantiations can).
   bool early_q_release = false;
+  bool transform_early_q = false;  // the same in the softcap/ALiBi kernel
   // The overlapped loop's steps after a tile's first block run their exps with the rows' current
   // reference maxima and check the block max after them (OnlineSoftmax::update_speculative), so the
   // block max is off the path from S to P; not in the softcap/ALiBi kernels.
@@ -173,6 +174,7 @@ struct FwdTileConfig {
     c.cluster_min_seqlen_k = 0;
     if (transform && !transform_overlap) c.overlap = c.pingpong = false;
     if (transform) c.fast_decode = fast_decode && transform_fast_decode;
+    if (transform) c.early_q_release = early_q_release && transform_early_q;
     if (transform) c.warp_store = false;
     c.persistent = persistent_kernel;
     if (short_rows && short_wgs > 0) {
@@ -234,9 +236,10 @@ constexpr FwdTileConfig with_spec_exp(FwdTileConfig c, bool spec_exp) {
   c.spec_exp = spec_exp;
   return c;
 }
-// The row with early_q_release set.
-constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release) {
+// The row with early_q_release set, in its own kernels and in its softcap/ALiBi kernel.
+constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release, bool in_transform_kernel) {
   c.early_q_release = early_q_release;
+  c.transform_early_q = in_transform_kernel;
   return c;
 }
 constexpr FwdTileConfig with_warp_store(FwdTileConfig c, bool warp_store) {
@@ -591,7 +594,8 @@ constexpr bool uniform_q_desc_choice(int head_dim, int cluster) {
 #ifndef FLASHCUTE_SM90_FWD_SKIP_WARP
 #define FLASHCUTE_SM90_FWD_SKIP_WARP -1
 #endif
-// Every row's early_q_release (-1 keeps the rows'; 0 off; 1 on).
+// Every row's early_q_release (-1 keeps the rows'; 0 off; 1 on), not where a row keeps it off in its
+// softcap/ALiBi kernel (d 128: that kernel spills 16 bytes with it).
 #ifndef FLASHCUTE_SM90_FWD_EARLY_Q
 #define FLASHCUTE_SM90_FWD_EARLY_Q -1
 #endif
@@ -872,7 +876,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
      /*short rows: 256 x 64 tiles (112 registers, 0 spills; 96 keys spilled 292 bytes):*/
      FLASHCUTE_SM90_FWD_D64_SHORT_WGS, FLASHCUTE_SM90_FWD_D64_SHORT_BLOCK_N, FLASHCUTE_SM90_FWD_D64_SHORT_STAGES,
      FLASHCUTE_SM90_FWD_D64_SHORT_MASKED_MAX},
-                 /*session 22: +4.2% non-causal 512, +3.0% 2k:*/ early_q_choice(true)),
+                 /*session 22: +4.2% non-causal 512, +3.0% 2k:*/ early_q_choice(true), early_q_choice(true)),
                  /*session 30: +2.9-3.0% non-causal 2k:*/ fast_decode_choice(true),
                  /*its softcap/ALiBi persistent kernel spilled 40 bytes:*/ fast_decode_choice(false)),
                  /*spills with it (session 43; FLASHCUTE_SM90_FWD_SPEC_EXP=1 builds it):*/ spec_exp_choice(false)),
@@ -893,7 +897,9 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                   block_n_masked_choice(0), masked_tile_group_choice(4)},
                  /*clusters: +0.3% / +0.5% at 8k / 16k, within the noise:*/ cluster_choice(0)),
                   /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(true)),
-                 /*session 22: 0.993 / 0.983 / 1.006 non-causal 512 / 1k / 2k:*/ early_q_choice(false)),
+                 /*session 22: 0.993 / 0.983 / 1.006 non-causal 512 / 1k / 2k; session 72 (locked clock):
+                   1.021 causal and non-causal 512, 1.010 causal 2k, not landed (no GPU test run on it):*/
+                 early_q_choice(false), /*its softcap/ALiBi persistent kernel spilled 16 bytes:*/ false),
                  /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true),
                  fast_decode_choice(true)),
                  FLASHCUTE_SM90_FWD_D128_SHORT_BLOCK_N, FLASHCUTE_SM90_FWD_D128_SHORT_STAGES,
@@ -922,7 +928,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*session 49 (H200, ab_steady, 5000 / 2500 launches, 3 rounds), with the fast decode, against
                    both off: bf16 causal 512 1.016, 1k 1.019; fp16 causal 512 1.002, 1k 1.017, non-causal 512
                    1.006 (each alone in fp16: early Q 0.995-0.996 in session 48, fast decode 0.996-0.999):*/
-                 early_q_choice(true)),
+                 early_q_choice(true), early_q_choice(true)),
                  FLASHCUTE_SM90_FWD_D256_SHORT_BLOCK_N, 2, FLASHCUTE_SM90_FWD_D256_SHORT_MASKED_MAX,
                  FLASHCUTE_SM90_FWD_D256_SHORT_FULL_MAX),
 };

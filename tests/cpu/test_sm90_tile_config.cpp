@@ -113,15 +113,35 @@ TEST(Sm90TileConfig, PingPongConfigs) {
   }
 }
 
+// A row's choice in its own kernels, and in its softcap/ALiBi kernel only where the row's flag for
+// that kernel is set too (fast_decode / transform_fast_decode, early_q_release / transform_early_q).
+void ExpectTransformSplit(bool FwdTileConfig::*choice, bool FwdTileConfig::*in_transform) {
+  for (const FwdTileConfig& c : kFwdTileConfigs)
+    for (const bool persistent : {false, true}) {
+      EXPECT_EQ(c.for_kernel(false, persistent).*choice, c.*choice) << "d " << c.head_dim;
+      EXPECT_EQ(c.for_kernel(true, persistent).*choice, c.*choice && c.*in_transform) << "d " << c.head_dim;
+    }
+}
+
+// The early Q release: the row's choice in its own kernels, transform_early_q's in its softcap/ALiBi
+// kernel (d 128: off there, that kernel spilled 16 bytes with it, session 72).
+TEST(Sm90TileConfig, EarlyQConfigs) {
+  ExpectTransformSplit(&FwdTileConfig::early_q_release, &FwdTileConfig::transform_early_q);
+  EXPECT_FALSE(fwd_tile_config(128).transform_early_q);
+  // d 128 with the release on (what FLASHCUTE_SM90_FWD_EARLY_Q=1 builds): the plain kernels only.
+  constexpr FwdTileConfig kEq = with_early_q(fwd_tile_config(128), true, fwd_tile_config(128).transform_early_q);
+  EXPECT_TRUE(kEq.for_kernel(false, true).early_q_release);
+  EXPECT_FALSE(kEq.for_kernel(true, true).early_q_release);
+  if (FLASHCUTE_SM90_FWD_EARLY_Q >= 0) GTEST_SKIP() << "FLASHCUTE_SM90_FWD_EARLY_Q forces the rows";
+  EXPECT_TRUE(kD64.early_q_release);
+  EXPECT_FALSE(fwd_tile_config(128).early_q_release);
+  EXPECT_TRUE(fwd_tile_config(256).early_q_release);
+}
+
 // The fast tile decode: the row's choice in its own kernels, transform_fast_decode's in its
 // softcap/ALiBi kernel (d 64: off, that kernel spilled with it; d 256: on in both since session 49).
 TEST(Sm90TileConfig, FastDecodeConfigs) {
-  for (const FwdTileConfig& c : kFwdTileConfigs)
-    for (const bool persistent : {false, true}) {
-      EXPECT_EQ(c.for_kernel(false, persistent).fast_decode, c.fast_decode) << "d " << c.head_dim;
-      EXPECT_EQ(c.for_kernel(true, persistent).fast_decode, c.fast_decode && c.transform_fast_decode)
-          << "d " << c.head_dim;
-    }
+  ExpectTransformSplit(&FwdTileConfig::fast_decode, &FwdTileConfig::transform_fast_decode);
   if (FLASHCUTE_SM90_FWD_FAST_DECODE >= 0) GTEST_SKIP() << "FLASHCUTE_SM90_FWD_FAST_DECODE forces every row";
   EXPECT_TRUE(kD64.fast_decode);
   EXPECT_FALSE(kD64.for_kernel(true, true).fast_decode);
