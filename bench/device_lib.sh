@@ -7,7 +7,8 @@
 #   bins base $V > $O/bins.txt         # hashes; writes each variant's args file (a zeroed workspace)
 #   san synccheck 128 --batch 4 --heads 32 --seqlen 1000 --fwd-workspace yes >> $O/sanitizer.txt
 #   chk_std 128 >> $O/checks.txt       # the standard fp64 checks of one head dim (d 64, 128 or 256)
-#   chk_masked64 >> $O/checks.txt      # d 64's masked-kernel list; chk_full64 its long unmasked one
+#   chk_masked64 >> $O/checks.txt      # d 64's masked-kernel list; chk_full64 its long unmasked one;
+#                                      # chk_clusters256 d 256's unmasked shapes from 512 keys
 #   chk 128 "--seqlen 777 --causal" ... # any other checks, one argument string each
 #   steady_part ab64-c2k base,$V 1200 bf16 3 64:yes:2048 # ab_steady of $V against base and cuDNN
 #   gpu_check                          # scripts/gpu-check (sm_90a build, GPU tests, pytest) into $O/r/gc
@@ -130,6 +131,16 @@ chk_full64() {
     "--seqlen 8192 --batch 1 --heads 8 --fwd-workspace yes" "--seqlen 16384 --batch 1 --heads 2 --fwd-workspace no" \
     "--seqlen-q 1 --seqlen-k 4096 --fwd-workspace yes" "--seqlen 4200 --scale 30 --fwd-workspace yes" \
     "--seqlen 5000 --scale 300 --fwd-workspace no"
+}
+
+# chk_clusters256: d 256's unmasked shapes from 512 keys (9; session 72's
+# FLASHCUTE_SM90_FWD_CLUSTER_MIN_SEQLEN_K=512 build, the clusters below their 4096-key limit): with and
+# without a workspace, GQA / MQA, unequal lengths, huge logits.
+chk_clusters256() {
+  chk 256 "--seqlen 512 --fwd-workspace yes" "--seqlen 512 --fwd-workspace no" \
+    "--seqlen 1024 --fwd-workspace yes" "--seqlen 1000 --fwd-workspace no" "--seqlen 2048 --heads-kv 2 --fwd-workspace yes" \
+    "--seqlen-q 512 --seqlen-k 1500 --fwd-workspace yes" "--seqlen-q 700 --seqlen-k 600 --fwd-workspace no" \
+    "--seqlen 1536 --heads-kv 1 --fwd-workspace no" "--seqlen 600 --scale 30 --fwd-workspace yes"
 }
 
 # tally FILE: "N pass, M not" of a checks or sanitizer file, and its first failing lines.

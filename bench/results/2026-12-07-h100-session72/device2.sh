@@ -11,10 +11,7 @@ call_setup
 bins base eq b256 cl512 > $O/r/bins.txt
 DEADLINE=${CALL_DEADLINE:-260}
 export CHK_TIMEOUT=60
-( V=cl512; f=$O/r/checks-cl512.txt; chk 256 "--seqlen 512 --fwd-workspace yes" "--seqlen 512 --fwd-workspace no" \
-    "--seqlen 1024 --fwd-workspace yes" "--seqlen 1000 --fwd-workspace no" "--seqlen 2048 --heads-kv 2 --fwd-workspace yes" \
-    "--seqlen-q 512 --seqlen-k 1500 --fwd-workspace yes" "--seqlen-q 700 --seqlen-k 600 --fwd-workspace no" \
-    "--seqlen 1536 --heads-kv 1 --fwd-workspace no" "--seqlen 600 --scale 30 --fwd-workspace yes" > $f; chk_std 256 >> $f ) &
+( V=cl512; f=$O/r/checks-cl512.txt; chk_clusters256 > $f; chk_std 256 >> $f ) &
 ( V=eq; f=$O/r/checks-eq.txt; chk_std 128 > $f ) &
 wait
 for f in $O/r/checks-*.txt; do tally $f; done | tee $O/r/checks-tally.txt
