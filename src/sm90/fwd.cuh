@@ -320,9 +320,15 @@ Status Fwd<K>::run(const FwdParams& p, Stream stream, int64_t max_smem_optin) {
           return detail::launch_fwd<K, kRow.for_kernel(false, true, false, false, true), false>(p, stream,
                                                                                               max_smem_optin, schedule);
       }
-      return p.transform_scores
-                 ? detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin, schedule)
-                 : detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin, schedule);
+      if (p.transform_scores)
+        return detail::launch_fwd<K, kRow.for_kernel(true, true), true>(p, stream, max_smem_optin, schedule);
+      if constexpr (kRow.early_q_release && kRow.early_q_max_seqlen_k > 0) {
+        // Past the row's early-Q limit the same kernel freeing Q's space after the tile's last P V.
+        if (p.seqlen_k > kRow.early_q_max_seqlen_k)
+          return detail::launch_fwd<K, kRow.for_kernel(false, true).without_early_q(), false>(p, stream,
+                                                                                            max_smem_optin, schedule);
+      }
+      return detail::launch_fwd<K, kRow.for_kernel(false, true), false>(p, stream, max_smem_optin, schedule);
     }
   }
   if constexpr (kRow.block_n_full > 0) {

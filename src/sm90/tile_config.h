@@ -160,6 +160,10 @@ struct FwdTileConfig {
   // keys run the masked kernel too (block_n_masked's plain loop, with its sum check), up to its limit;
   // 0: never. Set by with_masked_full; for_kernel clears it (no kernel reads it).
   int masked_full_min_seqlen_k = 0;
+  // Dispatch: plain problems (no softcap/ALiBi) on the persistent overlapped kernel keep the row's
+  // early_q_release up to this many keys and run that kernel without it (without_early_q, a second
+  // instantiation) beyond; 0: no limit. Set by with_early_q; for_kernel clears it (no kernel reads it).
+  int early_q_max_seqlen_k = 0;
 
   // The configuration one kernel instantiation runs: the row, for the softcap/ALiBi kernel
   // (`transform`) without overlap and ping-pong when transform_overlap is off, persistent or not,
@@ -201,7 +205,15 @@ struct FwdTileConfig {
     c.block_n_masked = 0;
     c.dynamic_plain_max_seqlen_k = 0;
     c.masked_full_min_seqlen_k = 0;
+    c.early_q_max_seqlen_k = 0;
     c.short_wgs = c.short_block_n = c.short_stages = c.short_masked_max_seqlen_k = c.short_full_max_seqlen_k = 0;
+    return c;
+  }
+
+  // This instantiation with Q's space freed after the tile's last P V (early_q_max_seqlen_k).
+  constexpr FwdTileConfig without_early_q() const {
+    FwdTileConfig c = *this;
+    c.early_q_release = false;
     return c;
   }
 
@@ -218,6 +230,8 @@ struct FwdTileConfig {
 
   // The short_wgs instantiation serves unmasked problems too (its tiles differ from block_m's).
   constexpr bool short_unmasked() const { return short_wgs > 0 && short_wgs != consumer_wgs; }
+
+  constexpr bool operator==(const FwdTileConfig&) const = default;
 
   constexpr int threads() const { return (consumer_wgs + 1) * 128; }
   // Q tile + `stages` K tiles + `stages` V tiles, 16-bit; O is staged in Q's space at the end.
@@ -236,10 +250,13 @@ constexpr FwdTileConfig with_spec_exp(FwdTileConfig c, bool spec_exp) {
   c.spec_exp = spec_exp;
   return c;
 }
-// The row with early_q_release set, in its own kernels and in its softcap/ALiBi kernel.
-constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release, bool in_transform_kernel) {
+// The row with early_q_release set, in its own kernels and in its softcap/ALiBi kernel; in the plain
+// persistent kernel up to max_seqlen_k keys (0: every length).
+constexpr FwdTileConfig with_early_q(FwdTileConfig c, bool early_q_release, bool in_transform_kernel,
+                                     int max_seqlen_k = 0) {
   c.early_q_release = early_q_release;
   c.transform_early_q = in_transform_kernel;
+  c.early_q_max_seqlen_k = max_seqlen_k;
   return c;
 }
 constexpr FwdTileConfig with_warp_store(FwdTileConfig c, bool warp_store) {
@@ -377,6 +394,11 @@ constexpr int persistent_limit_choice(int measured) {
 #endif
 #ifndef FLASHCUTE_SM90_FWD_D128_STAGES
 #define FLASHCUTE_SM90_FWD_D128_STAGES 2
+#endif
+// d 128: the longest seqlen_k whose plain problems take the early Q release (0: every length; A/B
+// builds). Longer ones run the persistent kernel without it (early_q_max_seqlen_k).
+#ifndef FLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX
+#define FLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX 2048
 #endif
 // d 64: key rows per step.
 #ifndef FLASHCUTE_SM90_FWD_D64_BLOCK_N
@@ -595,7 +617,8 @@ constexpr bool uniform_q_desc_choice(int head_dim, int cluster) {
 #define FLASHCUTE_SM90_FWD_SKIP_WARP -1
 #endif
 // Every row's early_q_release (-1 keeps the rows'; 0 off; 1 on), not where a row keeps it off in its
-// softcap/ALiBi kernel (d 128: that kernel spills 16 bytes with it).
+// softcap/ALiBi kernel (d 128: that kernel spills 16 bytes with it), and up to the row's
+// early_q_max_seqlen_k keys where it has one (d 128: FLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX).
 #ifndef FLASHCUTE_SM90_FWD_EARLY_Q
 #define FLASHCUTE_SM90_FWD_EARLY_Q -1
 #endif
@@ -897,9 +920,12 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                   block_n_masked_choice(0), masked_tile_group_choice(4)},
                  /*clusters: +0.3% / +0.5% at 8k / 16k, within the noise:*/ cluster_choice(0)),
                   /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(true)),
-                 /*session 22: 0.993 / 0.983 / 1.006 non-causal 512 / 1k / 2k; session 72 (locked clock):
-                   1.021 causal and non-causal 512, 1.010 causal 2k, not landed (no GPU test run on it):*/
-                 early_q_choice(false), /*its softcap/ALiBi persistent kernel spilled 16 bytes:*/ false),
+                 /*session 73 (H100, bf16, ab_steady, 2 rounds, against it off): 1.014 / 1.020 non-causal /
+                   causal 512, 1.012 / 1.014 1k, 1.002 / 1.005 2k (fp16 512: 1.023 / 1.009); but 0.975
+                   causal 4k, 0.994-1.001 at 4k / 8k, so up to 2k keys; off until the GPU tests run on
+                   the tree with that limit (-DFLASHCUTE_SM90_FWD_EARLY_Q=1 builds it):*/
+                 early_q_choice(false), /*its softcap/ALiBi persistent kernel spilled 16 bytes:*/ false,
+                 FLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX),
                  /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true),
                  fast_decode_choice(true)),
                  FLASHCUTE_SM90_FWD_D128_SHORT_BLOCK_N, FLASHCUTE_SM90_FWD_D128_SHORT_STAGES,
