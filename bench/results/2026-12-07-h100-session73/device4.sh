@@ -3,6 +3,13 @@
 # tree to land). Carried: build/vbin.tar.xz with base (release off), eq (release at every length,
 # calls 1-3's) and eqs (this tree: two plain persistent kernels, with the release up to 2k keys and
 # without it beyond), and build/tests.tar.xz (this tree's GPU tests, fp16 + bf16, d 128, 90a).
+# To build them on the CPU machine (about 10 min on 2 cores, then ~4 min per CLI):
+#   cmake -S . -B build/gpu-eqs -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHCUTE_ARCHS=90a "-DFLASHCUTE_DTYPES=fp16;bf16" \
+#     -DFLASHCUTE_HEAD_DIMS=128 -DFLASHCUTE_BUILD_TESTS=ON -DFLASHCUTE_BUILD_APPS=ON -DFLASHCUTE_PTXAS_VERBOSE=ON \
+#     -DFLASHCUTE_LINEINFO=ON -DFLASHCUTE_SM90_FLAGS=-DFLASHCUTE_SM90_FWD_EARLY_Q=1 && ninja -C build/gpu-eqs
+#   (eqs = build/gpu-eqs/apps/flashcute; the tests: tar of build/gpu-eqs/tests/gpu_test_* | xz -> build/tests.tar.xz),
+#   base: the same CLI with -DFLASHCUTE_SM90_FWD_EARLY_Q=0, eq: with =1 and -DFLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX=0
+#   (FLASHCUTE_BUILD_TESTS=OFF, target flashcute_cli); build/vbin/<name>/flashcute -> build/vbin.tar.xz.
 # 1. The GPU tests (the two grids in shards, every executable at once) beside compute-sanitizer on
 #    eqs's kernel past the limit and fp64 checks (the standard d 128 list runs both kernels).
 # 2. ab_locked base / eq / eqs at non-causal 512 (the release) and causal 4k (past the limit).
