@@ -11,6 +11,7 @@
 #                                      # chk_clusters256 d 256's unmasked shapes from 512 keys
 #   chk 128 "--seqlen 777 --causal" ... # any other checks, one argument string each
 #   steady_part ab64-c2k base,$V 1200 bf16 3 64:yes:2048 # ab_steady of $V against base and cuDNN
+#   gtest_carried gpu_test_fwd_grid:6 gpu_test_fwd_edge:3 &  # carried GPU tests (build/tests.tar.xz), sharded
 #   gpu_check                          # scripts/gpu-check (sm_90a build, GPU tests, pytest) into $O/r/gc
 #   prebuilt_module                    # the Python module on the carried build/lib90.tar.xz; PYTHONPATH
 #   timeout $(left 200) CMD            # at most 200 s, and never past ${DEADLINE:-580} s into the call
@@ -141,6 +142,30 @@ chk_clusters256() {
     "--seqlen 1024 --fwd-workspace yes" "--seqlen 1000 --fwd-workspace no" "--seqlen 2048 --heads-kv 2 --fwd-workspace yes" \
     "--seqlen-q 512 --seqlen-k 1500 --fwd-workspace yes" "--seqlen-q 700 --seqlen-k 600 --fwd-workspace no" \
     "--seqlen 1536 --heads-kv 1 --fwd-workspace no" "--seqlen 600 --scale 30 --fwd-workspace yes"
+}
+
+# gtest_carried [EXE:SHARDS]...: the GPU test executables of the carried build/tests.tar.xz (built on
+# the CPU machine: a tar of a build's tests/gpu_test_*, xz), unpacked into build/t; every executable at
+# once, those named with SHARDS>1 split into that many GoogleTest shards (the grids' fp64 references
+# are CPU-bound: session 73's fwd_grid took 184 s whole). Logs: $O/r/gtest-<exe>-<shard>.log; one line
+# per run in $O/r/gtest.txt (rc= first, for tally). Each run may take ${GTEST_TIMEOUT:-200} s, never
+# past the call's deadline (left). Returns once every run ended.
+gtest_carried() {
+  mkdir -p build/t && tar xJf build/tests.tar.xz -C build/t || return 1
+  local -A shards=()
+  local a exe n i pids=()
+  for a in "$@"; do shards[${a%%:*}]=${a##*:}; done
+  for exe in build/t/gpu_test_*; do
+    exe=$(basename "$exe")
+    n=${shards[$exe]:-1}
+    for ((i = 0; i < n; i++)); do
+      ( GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$(left "${GTEST_TIMEOUT:-200}")" "build/t/$exe" --gtest_brief=1 \
+          > "$O/r/gtest-$exe-$i.log" 2>&1
+        echo "rc=$? $exe shard $i/$n $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$O/r/gtest-$exe-$i.log" | tr '\n' ' ')" >> "$O/r/gtest.txt" ) &
+      pids+=($!)
+    done
+  done
+  wait "${pids[@]}"
 }
 
 # tally FILE: "N pass, M not" of a checks or sanitizer file, and its first failing lines.

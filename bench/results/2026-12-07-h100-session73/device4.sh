@@ -15,24 +15,11 @@
 # 2. ab_locked base / eq / eqs at non-causal 512 (the release) and causal 4k (past the limit).
 source bench/device_lib.sh
 call_setup
-mkdir -p build/t && tar xJf build/tests.tar.xz -C build/t
 bins base eq eqs > $O/r/bins.txt
 DEADLINE=${CALL_DEADLINE:-300}
 export CHK_TIMEOUT=60
-pids=()
-run_gtest() {  # EXE SHARDS
-  local exe=build/t/$1 n=$2 i
-  for ((i = 0; i < n; i++)); do
-    ( GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout $(left 200) $exe --gtest_brief=1 > $O/r/gtest-$1-$i.log 2>&1
-      echo "rc=$? $1 shard $i/$n $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' $O/r/gtest-$1-$i.log | tr '\n' ' ')" >> $O/r/gtest.txt ) &
-    pids+=($!)
-  done
-}
-run_gtest gpu_test_fwd_grid 6
-run_gtest gpu_test_fwd_edge 3
-for e in gpu_test_fwd_errors gpu_test_fwd_sm90_layouts gpu_test_smoke_mma gpu_test_fwd_sm80_ldsm_xor gpu_test_bwd_edge gpu_test_bwd_grid; do
-  run_gtest $e 1
-done
+gtest_carried gpu_test_fwd_grid:6 gpu_test_fwd_edge:3 &
+tests_pid=$!
 V=eqs
 {
   san memcheck 128 --batch 2 --heads 8 --seqlen 3000 --causal --fwd-workspace yes
@@ -45,7 +32,7 @@ V=eqs
 chk_std 128 > $O/r/checks-eqs.txt
 DTYPE=fp16 chk 128 "--seqlen 2048 --fwd-workspace yes" "--seqlen 2049 --causal --fwd-workspace yes" \
   "--seqlen-q 1000 --seqlen-k 2100 --causal --fwd-workspace yes" >> $O/r/checks-eqs.txt
-wait "${pids[@]}"
+wait $tests_pid
 for f in $O/r/sanitizer-*.txt $O/r/checks-*.txt $O/r/gtest.txt; do tally $f; done | tee $O/r/tally.txt
 echo "checks done at $SECONDS s"
 pack
