@@ -1249,6 +1249,38 @@ def test_device_lib_counts_checks_and_writes_args(tmp_path):
     assert bins_txt[0] == "base" and bins_txt[2] == "x" and len(bins_txt[1]) == 12
 
 
+def test_device_lib_gtest_carried_runs_shards(tmp_path):
+    """gtest_carried: the carried tarball's executables, a named one in SHARDS GoogleTest shards (the
+    shard index and count reach it), one rc= line per run in gtest.txt, so that tally counts a failure."""
+    import tarfile
+    mk = tmp_path / "mk"
+    mk.mkdir()
+    (mk / "gpu_test_fwd_grid").write_text(
+        '#!/bin/sh\necho "[  PASSED  ] 3 tests. shard $GTEST_SHARD_INDEX/$GTEST_TOTAL_SHARDS"\n')
+    (mk / "gpu_test_bad").write_text('#!/bin/sh\necho "[  FAILED  ] 1 test."\nexit 1\n')
+    for f in mk.iterdir():
+        f.chmod(0o755)
+    work = tmp_path / "work"
+    (work / "build").mkdir(parents=True)
+    with tarfile.open(work / "build" / "tests.tar.xz", "w:xz") as t:
+        for f in sorted(mk.iterdir()):
+            t.add(f, arcname=f.name)
+    script = f"""
+        set -u
+        source '{BENCH / "device_lib.sh"}'
+        O=out; mkdir -p $O/r
+        gtest_carried gpu_test_fwd_grid:3
+        tally $O/r/gtest.txt
+    """
+    out = subprocess.run(["bash", "-c", script], cwd=work, capture_output=True, text=True, check=True)
+    lines = sorted((work / "out" / "r" / "gtest.txt").read_text().splitlines())
+    assert len(lines) == 4
+    assert lines[0].startswith("rc=0 gpu_test_fwd_grid shard 0/3 [  PASSED  ] 3 tests. shard 0/3")
+    assert [ln.split()[3] for ln in lines[:3]] == ["0/3", "1/3", "2/3"]
+    assert lines[3].startswith("rc=1 gpu_test_bad shard 0/1 [  FAILED  ]")
+    assert "gtest.txt: 3 pass, 1 not" in out.stdout
+
+
 def test_device_lib_san_passes_sanitizer_options(tmp_path):
     """san: SAN_ARGS goes to compute-sanitizer before the program, the CLI's arguments after it; rc is the tool's."""
     stub_dir = tmp_path / "stub"
