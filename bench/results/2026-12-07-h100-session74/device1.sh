@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Session 74, call 1: d 128's early Q release up to 2k keys, on by default in this tree (d 128's row
+# flipped to early_q_choice(true); FLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX 2048). Session 73's device4.sh
+# plus the steady-state rows it changes. Carried (built on the CPU machine):
+#   build/tests.tar.xz: this tree's GPU test executables (fp16 + bf16, d 128, sm_90a, default flags);
+#   build/vbin.tar.xz: eqs (this tree's CLI, fp16 + bf16), base (bf16, -DFLASHCUTE_SM90_FWD_EARLY_Q=0:
+#   main's kernels), eq (bf16, =1 with -DFLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX=0: the release at every
+#   length, session 73's eq).
+# 1. The GPU tests (grids in shards, every executable at once) beside compute-sanitizer on eqs past the
+#    limit and fp64 checks (chk_std 128 crosses the limit both ways).
+# 2. ab_locked base / eq / eqs at causal 4k (eqs should read base) and non-causal 512 (eqs = eq).
+# 3. ab_steady beside cuDNN at the rows the release changes (d 128, 512-2k): base,eqs in bf16, eqs in fp16.
+source bench/device_lib.sh
+call_setup
+bins base eq eqs > $O/r/bins.txt
+export DEADLINE=${CALL_DEADLINE:-560}
+export CHK_TIMEOUT=60
+gtest_carried gpu_test_fwd_grid:6 gpu_test_fwd_edge:3 &
+tests_pid=$!
+V=eqs
+{
+  san memcheck 128 --batch 2 --heads 8 --seqlen 3000 --causal --fwd-workspace yes
+  san synccheck 128 --batch 2 --heads 8 --seqlen 4000 --fwd-workspace yes
+  san initcheck 128 --batch 2 --heads 8 --seqlen 3000 --fwd-workspace yes
+  san memcheck 128 --batch 2 --heads 8 --seqlen 1500 --fwd-workspace yes
+  SAN_TIMEOUT=90 san racecheck 128 --batch 1 --heads 8 --seqlen 3000 --causal --fwd-workspace yes
+  SAN_TIMEOUT=90 san racecheck 128 --batch 4 --heads 32 --seqlen 900 --fwd-workspace yes
+  DTYPE=fp16 SAN_TIMEOUT=90 san racecheck 128 --batch 1 --heads 8 --seqlen 2500 --fwd-workspace yes
+} > $O/r/sanitizer-eqs.txt 2>&1
+chk_std 128 > $O/r/checks-eqs.txt
+DTYPE=fp16 chk 128 "--seqlen 2048 --fwd-workspace yes" "--seqlen 2049 --causal --fwd-workspace yes" \
+  "--seqlen-q 1000 --seqlen-k 2100 --causal --fwd-workspace yes" "--seqlen-q 3000 --seqlen-k 2048" >> $O/r/checks-eqs.txt
+wait $tests_pid
+for f in $O/r/sanitizer-*.txt $O/r/checks-*.txt $O/r/gtest.txt; do tally $f; done | tee $O/r/tally.txt
+echo "checks done at $SECONDS s"
+pack
+timeout $(left 110) python3 bench/ab_locked.py --deadline $(( $(left 110) - 10 )) --bin-dir $B --variants base,eq,eqs \
+  --case 128:yes:4096 --case 128:no:512 --rounds 2 --json $O/r/locked-eqs.json > $O/r/locked-eqs.md 2> $O/r/locked-eqs.log
+echo "locked-eqs rc=$? at $SECONDS s"; cat $O/r/locked-eqs.md
+pack
+export STEADY_DEADLINE=$(( DEADLINE - 60 )) STEADY_TIMEOUT=70
+for sn in 512:5000 1024:2500 2048:1250; do
+  s=${sn%:*}; n=${sn#*:}
+  steady_part steady-bf16-$s base,eqs $n bf16 2 128:no:$s 128:yes:$s
+  pack
+done
+for sn in 512:5000 1024:2500 2048:1250; do
+  s=${sn%:*}; n=${sn#*:}
+  steady_part steady-fp16-$s eqs $n fp16 2 128:no:$s 128:yes:$s
+  pack
+done
+pack && rm -rf $O/r
+echo "all done at $SECONDS s"
