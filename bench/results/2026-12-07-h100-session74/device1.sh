@@ -9,7 +9,10 @@
 # 1. The GPU tests (grids in shards, every executable at once) beside compute-sanitizer on eqs past the
 #    limit and fp64 checks (chk_std 128 crosses the limit both ways).
 # 2. ab_locked base / eq / eqs at causal 4k (eqs should read base) and non-causal 512 (eqs = eq).
-# 3. ab_steady beside cuDNN at the rows the release changes (d 128, 512-2k): base,eqs in bf16, eqs in fp16.
+#    Beside them, the package's pytest suite on a module linked on build/lib90.tar.xz (libflashcute.a of
+#    this tree built on the CPU machine: sm_90a, bf16 + fp16, d 64 / 128 / 256; other buckets skip).
+# 3. ab_steady beside cuDNN at the rows the release changes (d 128, 512-2k; base,eqs in bf16, then eqs in
+#    fp16 while time is left).
 source bench/device_lib.sh
 call_setup
 bins base eq eqs > $O/r/bins.txt
@@ -17,6 +20,9 @@ export DEADLINE=${CALL_DEADLINE:-560}
 export CHK_TIMEOUT=60
 gtest_carried gpu_test_fwd_grid:6 gpu_test_fwd_edge:3 &
 tests_pid=$!
+( prebuilt_module > $O/r/module.txt 2>&1 && python3 -c 'import flashcute._C as C; print(C.build_config())' >> $O/r/module.txt 2>&1
+  timeout $(left 300) python3 -m pytest -q -rs tests/python > $O/r/pytest.txt 2>&1; echo "pytest rc=$?" >> $O/r/module.txt ) &
+py_pid=$!
 V=eqs
 {
   san memcheck 128 --batch 2 --heads 8 --seqlen 3000 --causal --fwd-workspace yes
@@ -30,7 +36,8 @@ V=eqs
 chk_std 128 > $O/r/checks-eqs.txt
 DTYPE=fp16 chk 128 "--seqlen 2048 --fwd-workspace yes" "--seqlen 2049 --causal --fwd-workspace yes" \
   "--seqlen-q 1000 --seqlen-k 2100 --causal --fwd-workspace yes" "--seqlen-q 3000 --seqlen-k 2048" >> $O/r/checks-eqs.txt
-wait $tests_pid
+wait $tests_pid $py_pid
+cat $O/r/module.txt; tail -n 4 $O/r/pytest.txt
 for f in $O/r/sanitizer-*.txt $O/r/checks-*.txt $O/r/gtest.txt; do tally $f; done | tee $O/r/tally.txt
 echo "checks done at $SECONDS s"
 pack
