@@ -36,6 +36,14 @@ V=eqs
 chk_std 128 > $O/r/checks-eqs.txt
 DTYPE=fp16 chk 128 "--seqlen 2048 --fwd-workspace yes" "--seqlen 2049 --causal --fwd-workspace yes" \
   "--seqlen-q 1000 --seqlen-k 2100 --causal --fwd-workspace yes" "--seqlen-q 3000 --seqlen-k 2048" >> $O/r/checks-eqs.txt
+# Which kernel each side of the limit launches: the mangled name ncu reports (bf16; the release is the
+# FwdTileConfig field that differs between the plain persistent kernels, sass-eqs-vs-base.md).
+for a in "--batch 8 --seqlen 2048" "--batch 8 --seqlen 2049" "--batch 4 --seqlen 4096 --causal" "--batch 32 --seqlen 512"; do
+  # shellcheck disable=SC2086  # $a is a list of CLI arguments
+  echo "$a: $(timeout 40 ncu --kernel-name regex:fwd_kernel --launch-count 1 --section LaunchStats --print-kernel-base mangled \
+    --csv --page details $B/eqs/flashcute run --backend sm90 --d 128 --heads 16 $a --iters 1 --check-heads 1 --fwd-workspace yes 2>&1 \
+    | grep -o '_ZN9flashcute4sm9010fwd_kernel[^"]*' | head -1)"
+done > $O/r/dispatch.txt
 wait $tests_pid $py_pid
 cat $O/r/module.txt; tail -n 4 $O/r/pytest.txt
 for f in $O/r/sanitizer-*.txt $O/r/checks-*.txt $O/r/gtest.txt; do tally $f; done | tee $O/r/tally.txt
