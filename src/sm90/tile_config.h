@@ -922,9 +922,9 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                   /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(true)),
                  /*session 73 (H100, bf16, ab_steady, 2 rounds, against it off): 1.014 / 1.020 non-causal /
                    causal 512, 1.012 / 1.014 1k, 1.002 / 1.005 2k (fp16 512: 1.023 / 1.009); but 0.975
-                   causal 4k, 0.994-1.001 at 4k / 8k, so up to 2k keys; off until the GPU tests run on
-                   the tree with that limit (-DFLASHCUTE_SM90_FWD_EARLY_Q=1 builds it):*/
-                 early_q_choice(false), /*its softcap/ALiBi persistent kernel spilled 16 bytes:*/ false,
+                   causal 4k, 0.994-1.001 at 4k / 8k, so up to 2k keys (session 74: the GPU tests
+                   on this tree):*/
+                 early_q_choice(true), /*its softcap/ALiBi persistent kernel spilled 16 bytes:*/ false,
                  FLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX),
                  /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true),
                  fast_decode_choice(true)),

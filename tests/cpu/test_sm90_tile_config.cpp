@@ -134,14 +134,13 @@ TEST(Sm90TileConfig, EarlyQConfigs) {
   EXPECT_FALSE(kEq.for_kernel(true, true).early_q_release);
   if (FLASHCUTE_SM90_FWD_EARLY_Q >= 0) GTEST_SKIP() << "FLASHCUTE_SM90_FWD_EARLY_Q forces the rows";
   EXPECT_TRUE(kD64.early_q_release);
-  // d 128: measured (session 73), off until the GPU tests run on the limit below.
-  EXPECT_FALSE(fwd_tile_config(128).early_q_release);
+  // d 128: measured (session 73), up to the limit below (session 74's GPU tests ran on it).
+  EXPECT_TRUE(fwd_tile_config(128).early_q_release);
   EXPECT_TRUE(fwd_tile_config(256).early_q_release);
 }
 
 // The early-Q limit is dispatch only: no kernel's configuration keeps it, and the kernel past it is
 // the row's plain persistent kernel with only the release off (what the row without it builds).
-// d 128's limit applies where its release is on (-DFLASHCUTE_SM90_FWD_EARLY_Q=1, for now).
 TEST(Sm90TileConfig, EarlyQLimit) {
   for (const FwdTileConfig& c : kFwdTileConfigs) {
     for (const bool transform : {false, true})
