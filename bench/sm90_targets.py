@@ -8,6 +8,7 @@ too). "ours" is the SM90 forward's TFLOP/s.
     python3 bench/sm90_targets.py RESULTS_JSON [RESULTS_JSON ...] --fa3-json PEERS_JSON > sm90-targets.md
     python3 bench/sm90_targets.py ... --plot sm90-targets.png   # also the figure (needs matplotlib)
     python3 bench/sm90_targets.py ... --power                   # also the clock, power and power-cap columns
+    python3 bench/sm90_targets.py STEADY-round*.json --ours flashcute_sm90:eqs ...  # ab_steady's variant eqs as ours
 
 The figure has one panel per head dim and mask: ours / cuDNN against seqlen for each dtype (a filled
 marker where the row is met, an open one where not) and the target as a dashed step line.
@@ -38,6 +39,13 @@ def fwd_records(runs):
             if r["pass"] == "fwd" and r["status"] == "ok" and r["impl"] in ("flashcute_sm90", "sdpa_cudnn"):
                 by_case.setdefault((r["dtype"], r["d"], r["causal"], r["seqlen"]), {}).setdefault(i, {})[r["impl"]] = r
     return by_case
+
+
+def as_ours(records, ours):
+    """records with impl `ours` as flashcute_sm90 (what rows() reads), the other flashcute_sm90 records dropped."""
+    if ours == "flashcute_sm90":
+        return records
+    return [dict(r, impl="flashcute_sm90") if r["impl"] == ours else r for r in records if r["impl"] != "flashcute_sm90"]
 
 
 def phase_medians(runs):
@@ -151,6 +159,8 @@ def main(argv=None):
     p.add_argument("--fa3-json", required=True)
     p.add_argument("--plot", help="also draw the rows into this PNG (needs matplotlib)")
     p.add_argument("--title", default="", help="the figure's title (with --plot)")
+    p.add_argument("--ours", default="flashcute_sm90",
+                   help="the impl whose records are ours (ab_steady's variant NAME past the first: flashcute_sm90:NAME)")
     p.add_argument("--power", action="store_true",
                    help="also ours' and cuDNN's SM clock (MHz), power (W) and power-cap fraction, where recorded")
     a = p.parse_args(argv)
@@ -158,7 +168,7 @@ def main(argv=None):
     for path in a.results:
         with open(path) as f:
             doc = json.load(f)
-        runs.append(doc["records"])
+        runs.append(as_ours(doc["records"], a.ours))
         sources += [f"{m.get('date')} git {m.get('git')}" + (f" ({m['method']})" if m.get("method") else "")
                     for m in doc["meta"]["runs"]]
     table = rows(runs, report.load_fa3(a.fa3_json))

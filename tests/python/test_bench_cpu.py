@@ -1463,3 +1463,28 @@ def test_git_revision(tmp_path):
     assert grid.git_revision(str(tmp_path)) == head
     (tmp_path / "f").write_text("b")
     assert grid.git_revision(str(tmp_path)) == head + "+dirty"
+
+
+def test_sm90_targets_ours_picks_an_ab_steady_variant(tmp_path, capsys):
+    """--ours flashcute_sm90:eqs makes that variant's records ours (the first variant's are dropped)."""
+    import json
+    import sm90_targets
+
+    def rec(impl, tflops):
+        return {"pass": "fwd", "status": "ok", "impl": impl, "dtype": "bf16", "d": 128, "causal": False,
+                "seqlen": 512, "tflops": tflops}
+
+    res = tmp_path / "steady-round0.json"
+    res.write_text(json.dumps({"meta": {"runs": [{"date": "d", "git": "g"}]},
+                               "records": [rec("flashcute_sm90", 450.0), rec("flashcute_sm90:eqs", 500.0),
+                                           rec("sdpa_cudnn", 480.0)]}))
+    fa3 = tmp_path / "peers.json"
+    fa3.write_text(json.dumps({"rows": [{"d": 128, "causal": False, "seqlen": 512,
+                                         "fwd": {"fa3": 300.0, "cudnn": 480.0, "fa2": 250.0}}]}))
+    rows = {}
+    for ours in ("flashcute_sm90", "flashcute_sm90:eqs"):
+        sm90_targets.main([str(res), "--fa3-json", str(fa3), "--ours", ours])
+        (rows[ours],) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| bf16")]
+    assert rows["flashcute_sm90"].startswith("| bf16 | 128 | no | 512 | 450 | 480 | 0.94 |")
+    assert rows["flashcute_sm90:eqs"].startswith("| bf16 | 128 | no | 512 | 500 | 480 | 1.04 |")
+    assert rows["flashcute_sm90:eqs"].endswith("| yes |")
