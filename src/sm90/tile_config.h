@@ -876,7 +876,8 @@ constexpr int dynamic_limit_choice(int measured) {
 // - Early Q release (session 22, ab_steady, bf16, 1000 launches, 2 rounds; FLASHCUTE_SM90_FWD_EARLY_Q):
 //   the persistent overlapped kernels freeing Q's space after a tile's last S = Q K^T: d 64
 //   non-causal +4.2% (1.038-1.045) at 512, +3.0% (1.025-1.035) at 2k; d 128 non-causal 0.993, 0.983
-//   (0.982-0.984), 1.006 at 512, 1k, 2k, causal 1.023 at 512, 0.997 at 2k. So d 64 only.
+//   (0.982-0.984), 1.006 at 512, 1k, 2k, causal 1.023 at 512, 0.997 at 2k. So d 64 only then; d 128
+//   up to 2k keys since session 74 (its row, below).
 // - Speculative exps (session 23, ab_steady, bf16, 1000 launches, 2 rounds; FLASHCUTE_SM90_FWD_SPEC_EXP):
 //   d 128 non-causal +3.6%, +3.3%, +3.3%, +3.9%, +2.2%, -0.6% at 8k, 16k, 4k, 2k, 1k, 512 keys;
 //   causal +0.8% at 8k, -0.2% at 2k, +1.0% at 512. d 64 (682 bytes) and d 256 (148-168 bytes) spill
@@ -922,8 +923,8 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                   /*session 23: +3.3-3.9% non-causal 2k-16k:*/ spec_exp_choice(true)),
                  /*session 73 (H100, bf16, ab_steady, 2 rounds, against it off): 1.014 / 1.020 non-causal /
                    causal 512, 1.012 / 1.014 1k, 1.002 / 1.005 2k (fp16 512: 1.023 / 1.009); but 0.975
-                   causal 4k, 0.994-1.001 at 4k / 8k, so up to 2k keys (session 74: the GPU tests
-                   on this tree):*/
+                   causal 4k, 0.994-1.001 at 4k / 8k, so up to 2k keys (session 74, this tree: GPU
+                   tests pass; 1.009-1.030 at 512-2k, causal 4k 1.001 at the locked clock):*/
                  early_q_choice(true), /*its softcap/ALiBi persistent kernel spilled 16 bytes:*/ false,
                  FLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX),
                  /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true),
