@@ -924,7 +924,7 @@ constexpr FwdTileConfig kFwdTileConfigs[] = {
                  /*session 73 (H100, bf16, ab_steady, 2 rounds, against it off): 1.014 / 1.020 non-causal /
                    causal 512, 1.012 / 1.014 1k, 1.002 / 1.005 2k (fp16 512: 1.023 / 1.009); but 0.975
                    causal 4k, 0.994-1.001 at 4k / 8k, so up to 2k keys (session 74, this tree: GPU
-                   tests pass; 1.009-1.030 at 512-2k, causal 4k 1.001 at the locked clock):*/
+                   tests pass; 1.005-1.030 at 512-2k, causal 4k 1.001 at the locked clock):*/
                  early_q_choice(true), /*its softcap/ALiBi persistent kernel spilled 16 bytes:*/ false,
                  FLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX),
                  /*session 29: +0.5% non-causal 512, +3.0% causal 1k:*/ fast_decode_choice(true),
