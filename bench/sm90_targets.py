@@ -168,6 +168,8 @@ def main(argv=None):
     for path in a.results:
         with open(path) as f:
             doc = json.load(f)
+        if not any(r["impl"] == a.ours for r in doc["records"]):
+            p.error(f"{path} has no records of {a.ours} (--ours)")
         runs.append(as_ours(doc["records"], a.ours))
         sources += [f"{m.get('date')} git {m.get('git')}" + (f" ({m['method']})" if m.get("method") else "")
                     for m in doc["meta"]["runs"]]

@@ -1488,3 +1488,6 @@ def test_sm90_targets_ours_picks_an_ab_steady_variant(tmp_path, capsys):
     assert rows["flashcute_sm90"].startswith("| bf16 | 128 | no | 512 | 450 | 480 | 0.94 |")
     assert rows["flashcute_sm90:eqs"].startswith("| bf16 | 128 | no | 512 | 500 | 480 | 1.04 |")
     assert rows["flashcute_sm90:eqs"].endswith("| yes |")
+    with pytest.raises(SystemExit):  # a variant the records do not have is an error, not an empty table
+        sm90_targets.main([str(res), "--fa3-json", str(fa3), "--ours", "flashcute_sm90:nope"])
+    assert "has no records of flashcute_sm90:nope" in capsys.readouterr().err
