@@ -1491,3 +1491,57 @@ def test_sm90_targets_ours_picks_an_ab_steady_variant(tmp_path, capsys):
     with pytest.raises(SystemExit):  # a variant the records do not have is an error, not an empty table
         sm90_targets.main([str(res), "--fa3-json", str(fa3), "--ours", "flashcute_sm90:nope"])
     assert "has no records of flashcute_sm90:nope" in capsys.readouterr().err
+
+
+def test_sm90_standing_takes_each_rows_latest_run(tmp_path, capsys):
+    """sm90_standing.py: per row the latest run (records' date, or a log source's manifest date) of the
+    manifest's sources wins, `exclude` drops rows, a log's variant lines are read, thin and single-round rows
+    are flagged, and a row no source covers is listed as such."""
+    import json
+    import sm90_standing
+
+    def rec(impl, tflops, seqlen, d=128):
+        return {"pass": "fwd", "status": "ok", "impl": impl, "dtype": "bf16", "d": d, "causal": False,
+                "seqlen": seqlen, "tflops": tflops}
+
+    def write(name, date, rnd, records):
+        (tmp_path / name).write_text(json.dumps({"meta": {"runs": [{"date": date, "git": f"ab_steady round {rnd}"}]},
+                                                 "records": records}))
+
+    # old run (2 rounds): 512 met (1.05, 1.10), 2048 not (1.00, 1.00), 4096 (1.20, 1.30: met, later excluded)
+    for rnd, (a, b, c) in enumerate(((420.0, 400.0, 480.0), (440.0, 400.0, 520.0))):
+        write(f"old-round{rnd}.json", "2026-01-01T00:00:00Z", rnd,
+              [rec("flashcute_sm90", a, 512), rec("sdpa_cudnn", 400.0, 512), rec("flashcute_sm90", b, 2048),
+               rec("sdpa_cudnn", 400.0, 2048), rec("flashcute_sm90", c, 4096), rec("sdpa_cudnn", 400.0, 4096)])
+    # new run, variant eqs is main's: 512 now below (0.95, 1.02: not met on the median 0.985), 2048 thin
+    for rnd, (a, b) in enumerate(((380.0, 400.0), (408.0, 460.0))):
+        write(f"new-round{rnd}.json", "2026-01-02T00:00:00Z", rnd,
+              [rec("flashcute_sm90", 999.0, 512), rec("flashcute_sm90:eqs", a, 512), rec("sdpa_cudnn", 400.0, 512),
+               rec("flashcute_sm90:eqs", b, 2048), rec("sdpa_cudnn", 400.0, 2048)])
+    # a log with one round at d 64 2048 (met, single round); the other variant's line is ignored
+    (tmp_path / "run.log").write_text("ab_steady: round 0 (64, False, 2048) grid: 450.0 TFLOP/s\n"
+                                      "ab_steady: round 0 (64, False, 2048) other: 900.0 TFLOP/s\n"
+                                      "ab_steady: round 0 (64, False, 2048) sdpa_cudnn: 400.0 TFLOP/s\n")
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({"sources": [
+        {"id": "old", "what": "o", "records": ["old-round*.json"], "ours": "flashcute_sm90",
+         "exclude": [{"d": 128, "seqlen_min": 4096, "why": "changed"}]},
+        {"id": "new", "what": "n", "records": ["new-round*.json"], "ours": "flashcute_sm90:eqs"},
+        {"id": "log", "what": "l", "log": "run.log", "dtype": "bf16", "ours": "grid", "date": "2026-01-01T00:00:00Z"}]}))
+    fa3 = tmp_path / "peers.json"
+    fa3.write_text(json.dumps({"rows": [{"d": d, "causal": False, "seqlen": s, "fwd": {"fa3": 100.0, "cudnn": 100.0}}
+                                        for d, s in ((128, 512), (128, 2048), (128, 4096), (64, 2048))]}))
+    sm90_standing.main([str(manifest), "--fa3-json", str(fa3)])
+    out = capsys.readouterr().out
+    rows = {tuple(ln.split(" | ")[:4]): ln for ln in out.splitlines() if ln.startswith("| bf16")}
+    assert rows[("| bf16", "128", "no", "512")].endswith("| 0.985 | 0.950, 1.020 | 1.00 | 1.000 | no | `new` |")
+    assert rows[("| bf16", "128", "no", "2048")].endswith("| 1.075 | 1.000, 1.150 | 1.00 | 1.050 | yes (thin) | `new` |")
+    assert rows[("| bf16", "128", "no", "4096")].endswith("| no measurement | – |")
+    assert rows[("| bf16", "64", "no", "2048")].endswith("| 1.125 | 1.125 | 1.00 | 1.050 | yes (1 round) | `log` |")
+    assert "**2 of 8 rows met**" in out and "1 thin" in out and "1 from a single round: **0 of 8**" in out
+    assert "Rows without a measurement: 5." in out  # the four fp16 rows, and d 128 4096 (excluded)
+    with pytest.raises(SystemExit):  # a source whose files lack its `ours` impl is an error
+        bad = dict(json.loads(manifest.read_text()))
+        bad["sources"] = [dict(bad["sources"][1], ours="flashcute_sm90:nope")]
+        manifest.write_text(json.dumps(bad))
+        sm90_standing.main([str(manifest), "--fa3-json", str(fa3)])
