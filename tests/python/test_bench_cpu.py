@@ -1534,12 +1534,15 @@ def test_sm90_standing_takes_each_rows_latest_run(tmp_path, capsys):
     sm90_standing.main([str(manifest), "--fa3-json", str(fa3)])
     out = capsys.readouterr().out
     rows = {tuple(ln.split(" | ")[:4]): ln for ln in out.splitlines() if ln.startswith("| bf16")}
-    assert rows[("| bf16", "128", "no", "512")].endswith("| 0.985 | 0.950, 1.020 | 1.00 | 1.000 | no | `new` |")
-    assert rows[("| bf16", "128", "no", "2048")].endswith("| 1.075 | 1.000, 1.150 | 1.00 | 1.050 | yes (thin) | `new` |")
+    assert rows[("| bf16", "128", "no", "512")].endswith("| 0.985 | 0.950, 1.020 | 1.00 | 1.000 | 400 | no | `new` |")
+    assert rows[("| bf16", "128", "no", "2048")].endswith("| 1.075 | 1.000, 1.150 | 1.00 | 1.050 | 420 | yes (thin) | `new` |")
     assert rows[("| bf16", "128", "no", "4096")].endswith("| no measurement | – |")
-    assert rows[("| bf16", "64", "no", "2048")].endswith("| 1.125 | 1.125 | 1.00 | 1.050 | yes (1 round) | `log` |")
+    assert rows[("| bf16", "64", "no", "2048")].endswith("| 1.125 | 1.125 | 1.00 | 1.050 | 420 | yes (1 round) | `log` |")
     assert "**2 of 8 rows met**" in out and "1 thin" in out and "1 from a single round: **0 of 8**" in out
     assert "Rows without a measurement: 5." in out  # the four fp16 rows, and d 128 4096 (excluded)
+    assert "ask ours for" not in out
+    sm90_standing.main([str(manifest), "--fa3-json", str(fa3), "--gemm", "400"])  # 512 (needs 400) is unmet
+    assert "1 of the unmet rows ask ours for at least 400 TFLOP/s" in capsys.readouterr().out
     with pytest.raises(SystemExit):  # a source whose files lack its `ours` impl is an error
         bad = dict(json.loads(manifest.read_text()))
         bad["sources"] = [dict(bad["sources"][1], ours="flashcute_sm90:nope")]
