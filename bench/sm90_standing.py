@@ -98,16 +98,16 @@ def runs_of_source(src, root):
     return out
 
 
-def standing(manifest, root, fa3):
-    """[(case, row dict)] sorted by case: each row's latest run among the manifest's sources (by date), with
-    its per-round ratios, their median, the target and whether it is met; rows of the peer JSON's grid that no
-    source covers have row None."""
+def standing(manifest, root, fa3, min_rounds=1):
+    """[(case, row dict)] sorted by case: each row's latest run among the manifest's sources (by date) with at
+    least `min_rounds` rounds of that row, with its per-round ratios, their median, the target and whether it
+    is met; rows of the peer JSON's grid that no such run covers have row None."""
     latest = {}
     for src in manifest["sources"]:
         for date, by_case, names in runs_of_source(src, root):
             for case, rounds in by_case.items():
                 pairs = [(v["ours"], v["cudnn"]) for _, v in sorted(rounds.items()) if "ours" in v and "cudnn" in v]
-                if pairs and (case not in latest or date > latest[case]["date"]):
+                if len(pairs) >= max(1, min_rounds) and (case not in latest or date > latest[case]["date"]):
                     latest[case] = dict(date=date, source=src["id"], files=names, pairs=pairs)
     rows = []
     dtypes = sorted({c[0] for c in latest} | {"bf16", "fp16"})
@@ -130,9 +130,10 @@ def standing(manifest, root, fa3):
     return rows
 
 
-def render(rows, manifest, gemm=745.0):
-    """The standing as markdown: the count, the rows that ask for at least `gemm` TFLOP/s (the bf16 GEMM's
-    lowest steady reading on the H100, BENCHMARKING.md), the sources, then one line per row."""
+def render(rows, manifest, gemm=745.0, rows2=None):
+    """The standing as markdown: the count (and, given `rows2`, standing()'s rows with min_rounds 2, that
+    count), the rows that ask for at least `gemm` TFLOP/s (the bf16 GEMM's lowest steady reading on the
+    H100, BENCHMARKING.md), the sources, then one line per row."""
     have = [r for _, r in rows if r is not None]
     met = [r for r in have if r["met"]]
     thin = [r for r in met if r["thin"]]
@@ -145,6 +146,12 @@ def render(rows, manifest, gemm=745.0):
         f"Of those, {len(thin)} thin (met on the median, with a round below the target) and {len(single)} from a "
         f"single round: **{len(met) - len({id(r) for r in thin + single})} of {len(rows)}** met on two or more "
         "rounds, each at or above the target." + (f" Rows without a measurement: {len(missing)}." if missing else ""))
+    if rows2 is not None:
+        met2 = sum(1 for _, r in rows2 if r is not None and r["met"])
+        none2 = sum(1 for _, r in rows2 if r is None)
+        lines += ["", f"Taking each row's latest run with two or more rounds of it instead (a single-round run "
+                  f"skipped): **{met2} of {len(rows2)}** met" + (f"; {none2} rows then have no measurement." if none2
+                                                                 else ".")]
     beyond = [(c, r) for c, r in rows if r is not None and not r["met"] and r["target"] * r["cudnn"] >= gemm]
     if beyond:
         lines += ["", f"{len(beyond)} of the unmet rows ask ours for at least {gemm:.0f} TFLOP/s (target x cuDNN), "
@@ -190,8 +197,9 @@ def main(argv=None):
     a = p.parse_args(argv)
     with open(a.manifest) as f:
         manifest = json.load(f)
-    rows = standing(manifest, os.path.dirname(os.path.abspath(a.manifest)), report.load_fa3(a.fa3_json))
-    sys.stdout.write(render(rows, manifest, a.gemm))
+    root, fa3 = os.path.dirname(os.path.abspath(a.manifest)), report.load_fa3(a.fa3_json)
+    rows = standing(manifest, root, fa3)
+    sys.stdout.write(render(rows, manifest, a.gemm, standing(manifest, root, fa3, min_rounds=2)))
     if a.plot:
         table = [(c[0], c[1], c[2], c[3], r["ours"], r["cudnn"], r["ratio"], r["f"], r["target"], r["met"],
                   min(r["ratios"]), max(r["ratios"])) for c, r in rows if r is not None]

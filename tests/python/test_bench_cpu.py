@@ -1541,6 +1541,8 @@ def test_sm90_standing_takes_each_rows_latest_run(tmp_path, capsys):
     assert "**2 of 8 rows met**" in out and "1 thin" in out and "1 from a single round: **0 of 8**" in out
     assert "Rows without a measurement: 5." in out  # the four fp16 rows, and d 128 4096 (excluded)
     assert "ask ours for" not in out
+    # two or more rounds only: d 64 2048 (the log's one round) has no measurement; 512 and 2048 keep `new`
+    assert "two or more rounds of it instead (a single-round run skipped): **1 of 8** met; 6 rows then" in out
     sm90_standing.main([str(manifest), "--fa3-json", str(fa3), "--gemm", "400"])  # 512 (needs 400) is unmet
     assert "1 of the unmet rows ask ours for at least 400 TFLOP/s" in capsys.readouterr().out
     with pytest.raises(SystemExit):  # a source whose files lack its `ours` impl is an error
