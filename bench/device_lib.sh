@@ -144,14 +144,14 @@ chk_clusters256() {
     "--seqlen 1536 --heads-kv 1 --fwd-workspace no" "--seqlen 600 --scale 30 --fwd-workspace yes"
 }
 
-# gtest_carried [EXE:SHARDS]...: the GPU test executables of the carried build/tests.tar.xz (built on
-# the CPU machine: a tar of a build's tests/gpu_test_*, xz), unpacked into build/t; every executable at
+# gtest_carried [EXE:SHARDS]...: the GPU test executables of the carried ${TESTS_TAR:-build/tests.tar.xz} (built
+# on the CPU machine: a tar of a build's tests/gpu_test_*, xz), unpacked into build/t; every executable at
 # once, those named with SHARDS>1 split into that many GoogleTest shards (the grids' fp64 references
 # are CPU-bound: session 73's fwd_grid took 184 s whole). Logs: $O/r/gtest-<exe>-<shard>.log; one line
 # per run in $O/r/gtest.txt (rc= first, for tally). Each run may take ${GTEST_TIMEOUT:-200} s, never
 # past the call's deadline (left). Returns once every run ended.
 gtest_carried() {
-  mkdir -p build/t && tar xJf build/tests.tar.xz -C build/t || return 1
+  mkdir -p build/t && tar xJf "${TESTS_TAR:-build/tests.tar.xz}" -C build/t || return 1
   local -A shards=()
   local a exe n i pids=()
   for a in "$@"; do shards[${a%%:*}]=${a##*:}; done

@@ -1279,6 +1279,23 @@ def test_device_lib_gtest_carried_runs_shards(tmp_path):
     assert [ln.split()[3] for ln in lines[:3]] == ["0/3", "1/3", "2/3"]
     assert lines[3].startswith("rc=1 gpu_test_bad shard 0/1 [  FAILED  ]")
     assert "gtest.txt: 3 pass, 1 not" in out.stdout
+    # TESTS_TAR names another tarball (e.g. a full-bucket build beside a variant's)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "gpu_test_other").write_text('#!/bin/sh\necho "[  PASSED  ] 7 tests."\n')
+    (other / "gpu_test_other").chmod(0o755)
+    with tarfile.open(work / "build" / "other.tar.xz", "w:xz") as t:
+        t.add(other / "gpu_test_other", arcname="gpu_test_other")
+    script2 = f"""
+        set -u
+        source '{BENCH / "device_lib.sh"}'
+        O=out2; mkdir -p $O/r
+        rm -rf build/t
+        TESTS_TAR=build/other.tar.xz gtest_carried
+    """
+    subprocess.run(["bash", "-c", script2], cwd=work, capture_output=True, text=True, check=True)
+    (line,) = (work / "out2" / "r" / "gtest.txt").read_text().splitlines()
+    assert line.startswith("rc=0 gpu_test_other shard 0/1 [  PASSED  ] 7 tests.")
 
 
 def test_device_lib_san_passes_sanitizer_options(tmp_path):
