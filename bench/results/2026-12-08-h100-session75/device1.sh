@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 75's call 1 (NOT RUN: no machine was lent in session 75; session 74's next-d64-turns.sh, extended).
+# Session 75's call 1 (NOT RUN: no machine was lent in session 75; session 74's next-d64-turns.sh, moved here and extended).
 # d 64's masked kernel at a 128-key step, with and without session 72's plain-loop turns. At 192 keys the
 # turns spilled 232-276 bytes (session 72); at 128 keys (S 64 registers instead of 96, perf-notes
 # "Session 74") every turns build has 0 spills, no C751x. Variants (bf16 d 64 CLIs, sm_90a, in
