@@ -67,6 +67,8 @@ def runs_of_source(src, root):
                 if who:
                     case = (src["dtype"], int(d), causal == "True", int(seqlen))
                     by_case.setdefault(case, {}).setdefault(int(rnd), {})[who] = float(tf)
+        if not any("ours" in v for rounds in by_case.values() for v in rounds.values()):
+            raise SystemExit(f"{src['id']}: {src['log']} has no ab_steady line of {src['ours']}")
         runs[src["date"]] = (by_case, [src["log"]])
     else:
         paths = sorted({p for g in src["records"] for p in glob.glob(os.path.join(root, g))})

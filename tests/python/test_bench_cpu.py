@@ -1562,8 +1562,11 @@ def test_sm90_standing_takes_each_rows_latest_run(tmp_path, capsys):
     assert "two or more rounds of it instead (a single-round run skipped): **1 of 8** met; 6 rows then" in out
     sm90_standing.main([str(manifest), "--fa3-json", str(fa3), "--gemm", "400"])  # 512 (needs 400) is unmet
     assert "1 of the unmet rows ask ours for at least 400 TFLOP/s" in capsys.readouterr().out
-    with pytest.raises(SystemExit):  # a source whose files lack its `ours` impl is an error
-        bad = dict(json.loads(manifest.read_text()))
-        bad["sources"] = [dict(bad["sources"][1], ours="flashcute_sm90:nope")]
+    good = manifest.read_text()
+    for i, ours in ((1, "flashcute_sm90:nope"), (2, "nope")):  # a source without its `ours` impl is an error
+        bad = json.loads(good)
+        bad["sources"] = [dict(bad["sources"][i], ours=ours)]
         manifest.write_text(json.dumps(bad))
-        sm90_standing.main([str(manifest), "--fa3-json", str(fa3)])
+        with pytest.raises(SystemExit, match="nope"):
+            sm90_standing.main([str(manifest), "--fa3-json", str(fa3)])
+    manifest.write_text(good)
