@@ -18,7 +18,9 @@ round; `ours` is the impl of main's kernel in them: flashcute_sm90, or flashcute
 variant); `log` is an ab_steady console log (lines "ab_steady: round R (d, causal, seqlen) NAME: X TFLOP/s",
 `ours` the variant's NAME, `dtype` the run's) for a run whose records were not kept. A run is one ab_steady
 invocation: the records' meta date (a log's manifest `date`). `exclude` drops rows of a source whose kernel
-has changed on main since. Every round of a run counts where it has both ours and cuDNN.
+has changed on main since. Every round of a run counts where it has both ours and cuDNN. An optional
+"locked": {"path": ..., "what": ..., "exclude": [...]} names a locked-clock table (session 71's ceiling.md)
+whose ratio, tensor-pipe share and ceiling are shown beside each row.
 
     python3 bench/sm90_standing.py bench/results/sm90-standing.json --fa3-json PEERS_JSON > sm90-standing.md
     ... --plot sm90-standing.png   # the figure of bench/sm90_targets.py
@@ -100,6 +102,24 @@ def runs_of_source(src, root):
     return out
 
 
+LOCKED_ROW = re.compile(r"^\| (bf16|fp16) \| (\d+) \| (yes|no) \| (\d+) \| ([0-9.]+) \| [0-9.]+ \| (?:yes|no) \| "
+                        r"([0-9.]+) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ([0-9.]+) \| (?:yes|no) \|$")
+
+
+def locked_rows(src, root):
+    """{(dtype, d, causal, seqlen): (ours / cuDNN, ours' tensor-pipe %, ceiling)} from a locked-clock table
+    (session 71's ceiling.md: ncu's base clock, main's kernels of that day), less the source's `exclude`."""
+    out = {}
+    with open(os.path.join(root, src["path"])) as f:
+        for line in f:
+            m = LOCKED_ROW.match(line.strip())
+            if m and not excluded(src, int(m[2]), int(m[4])):
+                out[(m[1], int(m[2]), m[3] == "yes", int(m[4]))] = (float(m[5]), float(m[6]), float(m[7]))
+    if not out:
+        raise SystemExit(f"{src['path']}: no row of a locked-clock table")
+    return out
+
+
 def standing(manifest, root, fa3, min_rounds=1):
     """[(case, row dict)] sorted by case: each row's latest run among the manifest's sources (by date) with at
     least `min_rounds` rounds of that row, with its per-round ratios, their median, the target and whether it
@@ -132,7 +152,7 @@ def standing(manifest, root, fa3, min_rounds=1):
     return rows
 
 
-def render(rows, manifest, gemm=745.0, rows2=None):
+def render(rows, manifest, gemm=745.0, rows2=None, locked=None):
     """The standing as markdown: the count (and, given `rows2`, standing()'s rows with min_rounds 2, that
     count), the rows that ask for at least `gemm` TFLOP/s (the bf16 GEMM's lowest steady reading on the
     H100, BENCHMARKING.md), the sources, then one line per row."""
@@ -170,22 +190,36 @@ def render(rows, manifest, gemm=745.0, rows2=None):
                          + (f", up to {e['seqlen_max']} keys" if "seqlen_max" in e else "") + f" ({e['why']})")
         if "date_why" in src:
             lines.append(f"  - date {src['date']}: {src['date_why']}")
+    lk = manifest.get("locked")
+    if locked is not None:
+        lines.append(f"- locked clock (`{lk['path']}`): {lk['what']}")
+        for e in lk.get("exclude", []):
+            lines.append(f"  - not shown: d {e.get('d', 'any')}" + (f", up to {e['seqlen_max']} keys" if "seqlen_max" in e
+                                                                   else "") + f" ({e['why']})")
     lines += ["", "ours, cuDNN: TFLOP/s (medians over the run's rounds); rounds: ours / cuDNN in each round; needed: the "
               "TFLOP/s the target asks of ours at that cuDNN (target x cuDNN; a bf16 8192^3 GEMM ran at 745-798 on "
-              "this H100, BENCHMARKING.md).", "",
-              "| dtype | d | causal | seqlen | ours | cuDNN | ours/cuDNN | rounds | F | target | needed | met | source |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "this H100, BENCHMARKING.md)." + (" locked: ours / cuDNN at ncu's locked clock, ours' tensor-pipe share "
+                                              "of its SMs' active cycles, and the ceiling (the ratio a kernel doing "
+                                              "our MMAs with the pipe busy on every cycle would reach)."
+                                              if locked is not None else ""), "",
+              "| dtype | d | causal | seqlen | ours | cuDNN | ours/cuDNN | rounds | F | target | needed | met | source |"
+              + (" locked ratio / pipe % / ceiling |" if locked is not None else ""),
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if locked is not None else "")]
     for (dtype, d, causal, seqlen), r in rows:
         head = f"| {dtype} | {d} | {'yes' if causal else 'no'} | {seqlen} |"
+        tail = ""
+        if locked is not None:
+            lr = locked.get((dtype, d, causal, seqlen))
+            tail = f" {lr[0]:.3f} / {lr[1]:.1f} / {lr[2]:.2f} |" if lr else " – |"
         if r is None:
-            lines.append(head + " – | – | – | – | – | – | – | no measurement | – |")
+            lines.append(head + " – | – | – | – | – | – | – | no measurement | – |" + tail)
             continue
         met_cell = ("yes (thin)" if r["thin"] else "yes") if r["met"] else "no"
         if r["met"] and len(r["ratios"]) == 1:
             met_cell += " (1 round)"
         rounds = ", ".join(f"{x:.3f}" for x in r["ratios"])
         lines.append(f"{head} {r['ours']:.0f} | {r['cudnn']:.0f} | {r['ratio']:.3f} | {rounds} | {r['f']:.2f} | "
-                     f"{r['target']:.3f} | {r['target'] * r['cudnn']:.0f} | {met_cell} | `{r['source']}` |")
+                     f"{r['target']:.3f} | {r['target'] * r['cudnn']:.0f} | {met_cell} | `{r['source']}` |{tail}")
     return "\n".join(lines) + "\n"
 
 
@@ -201,7 +235,8 @@ def main(argv=None):
         manifest = json.load(f)
     root, fa3 = os.path.dirname(os.path.abspath(a.manifest)), report.load_fa3(a.fa3_json)
     rows = standing(manifest, root, fa3)
-    sys.stdout.write(render(rows, manifest, a.gemm, standing(manifest, root, fa3, min_rounds=2)))
+    locked = locked_rows(manifest["locked"], root) if "locked" in manifest else None
+    sys.stdout.write(render(rows, manifest, a.gemm, standing(manifest, root, fa3, min_rounds=2), locked))
     if a.plot:
         table = [(c[0], c[1], c[2], c[3], r["ours"], r["cudnn"], r["ratio"], r["f"], r["target"], r["met"],
                   min(r["ratios"]), max(r["ratios"])) for c, r in rows if r is not None]
