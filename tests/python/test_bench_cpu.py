@@ -1565,7 +1565,8 @@ def test_sm90_standing_takes_each_rows_latest_run(tmp_path, capsys):
     # a locked-clock table (session 71's ceiling.md form) beside the rows, less its `exclude`
     (tmp_path / "ceiling.md").write_text(
         "| bf16 | 128 | no | 512 | 1.050 | 1.00 | yes | 55.5 | 96.0 | 50.0 | 96.0 | 1.97 | yes |\n"
-        "| bf16 | 128 | no | 2048 | 1.100 | 1.05 | yes | 80.0 | 96.0 | 70.0 | 96.0 | 1.43 | yes |\n")
+        "| bf16 | 128 | no | 2048 | 1.100 | 1.05 | yes | 80.0 | 96.0 | 70.0 | 96.0 | 1.43 | yes |\n"
+        "| bf16 | 64 | no | 2048 | 1.166 | 1.26 | no | 97.4 | 95.7 | 83.3 | 96.4 | 1.25 | **no** |\n")
     with_locked = json.loads(manifest.read_text())
     with_locked["locked"] = {"path": "ceiling.md", "what": "w", "exclude": [{"d": 128, "seqlen_max": 1024, "why": "x"}]}
     (tmp_path / "m2.json").write_text(json.dumps(with_locked))
@@ -1573,6 +1574,7 @@ def test_sm90_standing_takes_each_rows_latest_run(tmp_path, capsys):
     rows2 = {tuple(ln.split(" | ")[:4]): ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| bf16")}
     assert rows2[("| bf16", "128", "no", "2048")].endswith("| yes (thin) | `new` | 1.100 / 80.0 / 1.43 |")
     assert rows2[("| bf16", "128", "no", "512")].endswith("| no | `new` | – |")  # excluded
+    assert rows2[("| bf16", "64", "no", "2048")].endswith("| `log` | 1.166 / 97.4 / 1.25 |")  # an unreachable row
     good = manifest.read_text()
     for i, ours in ((1, "flashcute_sm90:nope"), (2, "nope")):  # a source without its `ours` impl is an error
         bad = json.loads(good)
