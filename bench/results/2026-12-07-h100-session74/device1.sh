@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 74, call 1: d 128's early Q release up to 2k keys, on by default in this tree (d 128's row
-# flipped to early_q_choice(true); FLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX 2048). Session 73's device4.sh
+# flipped to early_q_choice(true); FLASHCUTE_SM90_FWD_D128_EARLY_Q_MAX 2048). Session 73's unrun device4.sh (this is now its only copy)
 # plus the steady-state rows it changes. Carried (built on the CPU machine):
 #   build/tests.tar.xz: this tree's GPU test executables (fp16 + bf16, d 128, sm_90a, default flags);
 #   build/vbin.tar.xz: eqs (this tree's CLI, fp16 + bf16), base (bf16, -DFLASHCUTE_SM90_FWD_EARLY_Q=0:
