@@ -51,7 +51,7 @@ def excluded(src, d, seqlen):
 
 
 def runs_of_source(src, root):
-    """[(date, {(dtype, d, causal, seqlen): {round: {"ours": TFLOP/s, "cudnn": TFLOP/s}}}, file names)] of one
+    """[(date, {(dtype, d, causal, seqlen): {round: {"ours": TFLOP/s, "cudnn": TFLOP/s}}})] of one
     manifest source, one entry per ab_steady invocation in it."""
     runs = {}
     if "log" in src:
@@ -71,7 +71,7 @@ def runs_of_source(src, root):
                     by_case.setdefault(case, {}).setdefault(int(rnd), {})[who] = float(tf)
         if not any("ours" in v for rounds in by_case.values() for v in rounds.values()):
             raise SystemExit(f"{src['id']}: {src['log']} has no ab_steady line of {src['ours']}")
-        runs[src["date"]] = (by_case, [src["log"]])
+        runs[src["date"]] = by_case
     else:
         paths = sorted({p for g in src["records"] for p in glob.glob(os.path.join(root, g))})
         if not paths:
@@ -82,8 +82,7 @@ def runs_of_source(src, root):
             (meta,) = doc["meta"]["runs"]
             m = re.search(r"round (\d+)", meta.get("git", ""))
             rnd = int(m.group(1)) if m else 0
-            by_case, names = runs.setdefault(meta["date"], ({}, []))
-            names.append(os.path.relpath(path, root))
+            by_case = runs.setdefault(meta["date"], {})
             found = False
             for r in doc["records"]:
                 if r["pass"] != "fwd" or r["status"] != "ok":
@@ -96,9 +95,9 @@ def runs_of_source(src, root):
             if not found:
                 raise SystemExit(f"{src['id']}: {os.path.relpath(path, root)} has no ok fwd record of {src['ours']}")
     out = []
-    for date, (by_case, names) in runs.items():
+    for date, by_case in runs.items():
         kept = {c: v for c, v in by_case.items() if not excluded(src, c[1], c[3])}
-        out.append((date, kept, names))
+        out.append((date, kept))
     return out
 
 
@@ -126,11 +125,11 @@ def standing(manifest, root, fa3, min_rounds=1):
     is met; rows of the peer JSON's grid that no such run covers have row None."""
     latest = {}
     for src in manifest["sources"]:
-        for date, by_case, names in runs_of_source(src, root):
+        for date, by_case in runs_of_source(src, root):
             for case, rounds in by_case.items():
                 pairs = [(v["ours"], v["cudnn"]) for _, v in sorted(rounds.items()) if "ours" in v and "cudnn" in v]
                 if len(pairs) >= max(1, min_rounds) and (case not in latest or date > latest[case]["date"]):
-                    latest[case] = dict(date=date, source=src["id"], files=names, pairs=pairs)
+                    latest[case] = dict(date=date, source=src["id"], pairs=pairs)
     rows = []
     dtypes = sorted({c[0] for c in latest} | {"bf16", "fp16"})
     grid = sorted({(d, causal, seqlen) for (d, causal, seqlen, p) in fa3 if p == "fwd"})
